@@ -1,0 +1,283 @@
+package jsonrpc
+
+import (
+	"errors"
+	"strconv"
+)
+
+var (
+	// ErrSyntax is wrapped by every error for input that is not exactly one
+	// valid JSON value as this package reads JSON: RFC 8259, UTF-8 only, no
+	// escaped lone surrogates, nesting at most 512 deep. A gate answers it
+	// with JSON-RPC's Parse error (-32700).
+	ErrSyntax = errors.New("jsonrpc: invalid JSON")
+
+	// ErrInvalid is wrapped by every error for valid JSON that is not an
+	// acceptable message or object: a wrong shape or member type, a
+	// duplicate member, a member name that differs from a JSON-RPC name only
+	// in case. A gate answers it with Invalid Request (-32600).
+	ErrInvalid = errors.New("jsonrpc: invalid message")
+)
+
+// parseError is the error for input the package rejects. It carries a fixed
+// description and an offset, never input bytes.
+type parseError struct {
+	kind error // ErrSyntax or ErrInvalid
+	what string
+	off  int // -1 when the error is about the message as a whole
+}
+
+func (e *parseError) Error() string {
+	if e.off < 0 {
+		return e.kind.Error() + ": " + e.what
+	}
+	return e.kind.Error() + ": " + e.what + " at offset " + strconv.Itoa(e.off)
+}
+
+func (e *parseError) Unwrap() error { return e.kind }
+
+func syntaxErr(what string, off int) error {
+	return &parseError{kind: ErrSyntax, what: what, off: off}
+}
+
+func invalidErr(what string, off int) error {
+	return &parseError{kind: ErrInvalid, what: what, off: off}
+}
+
+// Member is one top-level member of a JSON object.
+type Member struct {
+	Key   string // decoded
+	Value []byte // raw, trimmed, aliases the input
+}
+
+// Members returns the top-level members of a JSON object in order. Nested
+// values are validated but not decoded. It fails on invalid JSON, on a value
+// that is not an object and on duplicate member names (compared after
+// decoding escapes).
+func Members(obj []byte) ([]Member, error) {
+	it, err := startObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		out    []Member
+		names  nameSet
+		dupErr error
+	)
+	var m rawMember
+	for {
+		ok, err := it.next(&m)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		name := m.name(nil)
+		if !names.add(name) && dupErr == nil {
+			dupErr = invalidErr("duplicate member name", m.off)
+		}
+		out = append(out, Member{Key: string(name), Value: m.value})
+	}
+	if dupErr != nil {
+		return nil, dupErr
+	}
+	return out, nil
+}
+
+// Elements returns the raw elements of a JSON array in order, each trimmed
+// and aliasing the input. Nested values are validated but not decoded.
+func Elements(arr []byte) ([][]byte, error) {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return nil, notA(arr, i, "not an array")
+	}
+	var out [][]byte
+	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
+		return out, endOfInput(arr, i+1)
+	}
+	for {
+		end, err := skipValue(arr, i, maxDepth-1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, arr[i:end])
+		i = skipSpace(arr, end)
+		if i >= len(arr) {
+			return nil, syntaxErr("unexpected end", i)
+		}
+		switch arr[i] {
+		case ',':
+			i = skipSpace(arr, i+1)
+		case ']':
+			if err := endOfInput(arr, i+1); err != nil {
+				return nil, err
+			}
+			return out, nil
+		default:
+			return nil, syntaxErr("unexpected byte", i)
+		}
+	}
+}
+
+// DecodeString decodes a raw JSON string value (surrounding whitespace
+// allowed).
+func DecodeString(raw []byte) (string, error) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '"' {
+		return "", notA(raw, i, "not a string")
+	}
+	end, escaped, err := scanString(raw, i)
+	if err != nil {
+		return "", err
+	}
+	if err := endOfInput(raw, end); err != nil {
+		return "", err
+	}
+	body := raw[i+1 : end-1]
+	if !escaped {
+		return string(body), nil
+	}
+	return string(unescape(make([]byte, 0, len(body)), body)), nil
+}
+
+// notA returns the error for input whose value at i has the wrong type: a
+// syntax error if the input is not valid JSON, else ErrInvalid with what.
+func notA(d []byte, i int, what string) error {
+	end, err := skipValue(d, i, maxDepth)
+	if err != nil {
+		return err
+	}
+	if err := endOfInput(d, end); err != nil {
+		return err
+	}
+	return invalidErr(what, i)
+}
+
+// objectIter walks the top-level members of an object.
+type objectIter struct {
+	d     []byte
+	i     int // position after the last member, or after '{'
+	count int
+	done  bool
+}
+
+// rawMember is one member as objectIter found it.
+type rawMember struct {
+	key     []byte // name without quotes, escapes not decoded
+	escaped bool
+	off     int // offset of the name's opening quote
+	value   []byte
+}
+
+// name returns the decoded member name, appending to buf when it must decode
+// escapes and aliasing the input otherwise.
+func (m *rawMember) name(buf []byte) []byte {
+	if !m.escaped {
+		return m.key
+	}
+	return unescape(buf[:0], m.key)
+}
+
+// startObject checks that d holds an object, possibly after whitespace, and
+// returns an iterator over its members.
+func startObject(d []byte) (objectIter, error) {
+	i := skipSpace(d, 0)
+	if i >= len(d) || d[i] != '{' {
+		return objectIter{}, notA(d, i, "not an object")
+	}
+	return objectIter{d: d, i: i + 1}, nil
+}
+
+// next reads the next member into m. At the closing brace it checks that
+// only whitespace follows and returns false.
+func (it *objectIter) next(m *rawMember) (bool, error) {
+	if it.done {
+		return false, nil
+	}
+	d := it.d
+	i := skipSpace(d, it.i)
+	if i < len(d) && d[i] == '}' {
+		it.done = true
+		return false, endOfInput(d, i+1)
+	}
+	if it.count > 0 {
+		if i >= len(d) {
+			return false, syntaxErr("unexpected end", i)
+		}
+		if d[i] != ',' {
+			return false, syntaxErr("unexpected byte", i)
+		}
+		i = skipSpace(d, i+1)
+	}
+	if i >= len(d) || d[i] != '"' {
+		return false, syntaxErr("expected member name", i)
+	}
+	end, escaped, err := scanString(d, i)
+	if err != nil {
+		return false, err
+	}
+	m.off, m.key, m.escaped = i, d[i+1:end-1], escaped
+	if i, err = scanColon(d, end); err != nil {
+		return false, err
+	}
+	if end, err = skipMemberValue(d, i); err != nil {
+		return false, err
+	}
+	m.value = d[i:end]
+	it.i = end
+	it.count++
+	return true, nil
+}
+
+// skipMemberValue skips the value of a top-level member, taking strings
+// and numbers, the common envelope values, without skipValue's set-up.
+func skipMemberValue(d []byte, i int) (int, error) {
+	if i < len(d) {
+		switch c := d[i]; {
+		case c == '"':
+			end, _, err := scanString(d, i)
+			return end, err
+		case c == '-' || isDigit(c):
+			return scanNumber(d, i)
+		}
+	}
+	return skipValue(d, i, maxDepth-1)
+}
+
+// nameSet detects duplicate member names. It compares a few names linearly
+// and switches to a map when there are more, so an object with many members
+// costs linear time.
+type nameSet struct {
+	small [8][]byte
+	n     int
+	big   map[string]struct{}
+}
+
+// add adds name and reports whether it was new. The set keeps name, so the
+// caller must not modify it afterwards.
+func (s *nameSet) add(name []byte) bool {
+	if s.big != nil {
+		if _, dup := s.big[string(name)]; dup {
+			return false
+		}
+		s.big[string(name)] = struct{}{}
+		return true
+	}
+	for _, p := range s.small[:s.n] {
+		if string(p) == string(name) {
+			return false
+		}
+	}
+	if s.n < len(s.small) {
+		s.small[s.n] = name
+		s.n++
+		return true
+	}
+	s.big = make(map[string]struct{}, 4*len(s.small))
+	for _, p := range s.small {
+		s.big[string(p)] = struct{}{}
+	}
+	s.big[string(name)] = struct{}{}
+	return true
+}

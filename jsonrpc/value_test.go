@@ -1,0 +1,200 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestMembersVectors(t *testing.T) {
+	t.Parallel()
+	for _, v := range loadValueVectors(t).Members {
+		t.Run(v.Name, func(t *testing.T) {
+			in := []byte(v.Input)
+			got, err := Members(in)
+			checkFails(t, err, v.Fails)
+			if v.Fails != "" {
+				if got != nil {
+					t.Errorf("members on error: %v", got)
+				}
+				return
+			}
+			if len(got) != len(v.Members) {
+				t.Fatalf("got %d members, want %d", len(got), len(v.Members))
+			}
+			for i, m := range got {
+				if m.Key != v.Members[i][0] || string(m.Value) != v.Members[i][1] {
+					t.Errorf("member %d = %q: %q, want %q: %q", i, m.Key, m.Value, v.Members[i][0], v.Members[i][1])
+				}
+				if !aliases(in, m.Value) {
+					t.Errorf("member %d value does not alias the input", i)
+				}
+			}
+		})
+	}
+}
+
+func TestElementsVectors(t *testing.T) {
+	t.Parallel()
+	for _, v := range loadValueVectors(t).Elements {
+		t.Run(v.Name, func(t *testing.T) {
+			in := []byte(v.Input)
+			got, err := Elements(in)
+			checkFails(t, err, v.Fails)
+			if v.Fails != "" {
+				return
+			}
+			if len(got) != len(v.Elements) {
+				t.Fatalf("got %d elements, want %d", len(got), len(v.Elements))
+			}
+			for i, e := range got {
+				if string(e) != v.Elements[i] {
+					t.Errorf("element %d = %q, want %q", i, e, v.Elements[i])
+				}
+				if !aliases(in, e) {
+					t.Errorf("element %d does not alias the input", i)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeStringVectors(t *testing.T) {
+	t.Parallel()
+	for _, v := range loadValueVectors(t).Strings {
+		t.Run(v.Name, func(t *testing.T) {
+			got, err := DecodeString([]byte(v.Input))
+			checkFails(t, err, v.Fails)
+			if got != v.Value {
+				t.Errorf("DecodeString = %q, want %q", got, v.Value)
+			}
+		})
+	}
+}
+
+func TestBatchElementsPeek(t *testing.T) {
+	t.Parallel()
+	batch := []byte(`[ {"jsonrpc":"2.0","id":1.5,"method":"ping"} , {"jsonrpc":"2.0","method":"n"}, {"id":1}]`)
+	m, err := Peek(batch)
+	if err != nil || m.Kind != Batch {
+		t.Fatalf("Peek = %v, %v", m.Kind, err)
+	}
+	els, err := Elements(batch)
+	if err != nil || len(els) != 3 {
+		t.Fatalf("Elements = %d, %v", len(els), err)
+	}
+	want := []Kind{Request, Notification, Invalid}
+	for i, e := range els {
+		got, err := Peek(e)
+		if got.Kind != want[i] || (err != nil) != (want[i] == Invalid) {
+			t.Errorf("element %d: %v, %v", i, got.Kind, err)
+		}
+	}
+	if m, _ := Peek(els[0]); string(m.ID) != "1.5" {
+		t.Errorf("element id = %s", m.ID)
+	}
+}
+
+func TestNestingLimit(t *testing.T) {
+	t.Parallel()
+	deep := func(n int) []byte {
+		b := make([]byte, 0, 2*n)
+		for range n {
+			b = append(b, '[')
+		}
+		for range n {
+			b = append(b, ']')
+		}
+		return b
+	}
+	if _, err := Elements(deep(maxDepth)); err != nil {
+		t.Errorf("depth %d: %v", maxDepth, err)
+	}
+	if _, err := Elements(deep(maxDepth + 1)); !errors.Is(err, ErrSyntax) {
+		t.Errorf("depth %d: %v", maxDepth+1, err)
+	}
+	obj := []byte(`{"a":` + string(deep(maxDepth-1)) + `}`)
+	if _, err := Members(obj); err != nil {
+		t.Errorf("object at depth %d: %v", maxDepth, err)
+	}
+	obj = []byte(`{"a":` + string(deep(maxDepth)) + `}`)
+	if _, err := Members(obj); !errors.Is(err, ErrSyntax) {
+		t.Errorf("object at depth %d: %v", maxDepth+1, err)
+	}
+	// Objects and arrays interleaved use the same stack.
+	var b []byte
+	for range maxDepth / 2 {
+		b = append(b, `{"a":[`...)
+	}
+	for range maxDepth / 2 {
+		b = append(b, `]}`...)
+	}
+	if _, err := Members(b); err != nil {
+		t.Errorf("interleaved: %v", err)
+	}
+}
+
+// TestScanStringEveryPosition puts each kind of special byte at every
+// position of strings around the eight-byte fast path and compares
+// DecodeString with encoding/json plus the UTF-8 rule.
+func TestScanStringEveryPosition(t *testing.T) {
+	t.Parallel()
+	specials := []string{`"`, `\`, `\n`, `\u00e9`, "\x00", "\x01", "\x1f", "\x7f", "\x80", "\xff", "é", "\xe2\x82", "😀", " "}
+	for n := range 40 {
+		for p := 0; p <= n; p++ {
+			for _, sp := range specials {
+				body := strings.Repeat("a", p) + sp + strings.Repeat("b", n-p)
+				in := []byte(`"` + body + `"`)
+				got, err := DecodeString(in)
+				var want string
+				jerr := json.Unmarshal(in, &want)
+				ok := jerr == nil && utf8.Valid(in)
+				if ok != (err == nil) || got != map[bool]string{true: want}[ok] {
+					t.Fatalf("DecodeString(%q) = %q, %v; encoding/json %q, %v", in, got, err, want, jerr)
+				}
+			}
+		}
+	}
+}
+
+// TestScanUTF8MatchesStandardLibrary compares the string scanner's UTF-8
+// check with unicode/utf8 on every two-byte sequence and on every lead and
+// second byte of three- and four-byte ones.
+func TestScanUTF8MatchesStandardLibrary(t *testing.T) {
+	t.Parallel()
+	check := func(seq []byte) {
+		if bytes.ContainsAny(seq, "\"\\") {
+			return // quotes and escapes are tested elsewhere
+		}
+		in := append(append([]byte{'"'}, seq...), '"')
+		_, _, err := scanString(in, 0)
+		want := utf8.Valid(seq) && !hasControl(seq)
+		if (err == nil) != want {
+			t.Fatalf("scanString(% x): %v, want valid %v", seq, err, want)
+		}
+	}
+	for a := range 256 {
+		for b := range 256 {
+			check([]byte{byte(a), byte(b)})
+			if a >= 0xe0 {
+				for _, c := range []byte{0x7f, 0x80, 0xbf, 0xc0} {
+					check([]byte{byte(a), byte(b), c})
+					check([]byte{byte(a), byte(b), c, 0x80})
+					check([]byte{byte(a), byte(b), 0x80, c})
+				}
+			}
+		}
+	}
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
