@@ -1,0 +1,277 @@
+package pin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpseal/mcpseal/contract"
+)
+
+// maxProfileLen bounds the profile argument of Observe. ProfileKey never
+// makes keys longer than maxProfileKeyLen; this leaves room for callers
+// that build keys of their own.
+const maxProfileLen = 1024
+
+// Observe compares c, seen from a client with the given profile (see
+// ProfileKey), with the pin of server id, and records the outcome, all
+// under the store's exclusive lock:
+//
+//   - no record, under guard and monitor: c is pinned (FirstPin);
+//   - no record, under strict: nothing is pinned. c becomes the server's
+//     pending change, compared with the empty contract (every definition
+//     "added"), and the outcome is Drift with AwaitingApproval set: the
+//     first contract too needs a person's review and approval;
+//   - a record with no pinned profile (a first contract awaiting approval),
+//     under every posture: Drift with AwaitingApproval, as above. A record
+//     made under strict is never pinned by a later guard session;
+//   - the profile's pin has c's contract digest: Match (the chain is not
+//     written; only the last-seen time is);
+//   - a profile the server was not pinned under: accepted (ProfileAdded)
+//     under guard and monitor when every definition it shares by kind and
+//     name with any pinned profile, and its instructions, are identical
+//     there, under strict only when its contract equals a pinned profile's;
+//   - anything else: Drift. c is recorded as the server's pending change
+//     (replacing any other; a new pending change is unreviewed) with the
+//     labels of contract.Compare; the pin is unchanged.
+//
+// Observing the same pending change again (same profile, same contract
+// digest) writes nothing and keeps its review mark.
+//
+// A server that was pinned before and whose pin is now missing, unreadable,
+// malformed or inconsistent with the event chain gets an error wrapping
+// ErrTampered, whatever the posture: the store never re-pins silently.
+func (s *Store) Observe(id Identity, profile string, c *contract.Contract, posture Posture, now time.Time) (Result, error) {
+	switch {
+	case !isID(id.ID):
+		return Result{}, errors.New("pin: invalid server id")
+	case profile == "" || len(profile) > maxProfileLen || !utf8.ValidString(profile):
+		return Result{}, errors.New("pin: invalid profile key")
+	case c == nil:
+		return Result{}, errors.New("pin: no contract")
+	}
+	if _, err := ParsePosture(string(posture)); err != nil {
+		return Result{}, fmt.Errorf("pin: %v", err)
+	}
+	t := &texts{defs: map[string]json.RawMessage{}, instr: map[string]string{}}
+	obs, err := entryFor(c, t)
+	if err != nil {
+		return Result{}, fmt.Errorf("pin: %v", err)
+	}
+
+	v, err := s.open(true)
+	if err != nil {
+		return Result{}, err
+	}
+	defer v.close()
+	r, err := v.record(id.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	now = now.UTC()
+
+	if r == nil {
+		label := id.Label
+		if label == "" {
+			label = "_"
+		}
+		r = &record{
+			Version:  recordVersion,
+			ID:       id.ID,
+			Label:    label,
+			Created:  now,
+			Updated:  now,
+			Profiles: map[string]*profileEntry{},
+		}
+		if posture != Strict {
+			r.Profiles[profile] = &profileEntry{Pinned: now, contractEntry: obs}
+			r.keepTexts(t)
+			if err := v.commit(opPin, id.ID, r, now); err != nil {
+				return Result{}, err
+			}
+			v.touch(id.ID, now)
+			return Result{Outcome: FirstPin, Pinned: c}, nil
+		}
+		// Strict trusts nothing on first use: c is recorded below as a
+		// pending change against the empty contract.
+	}
+
+	for digest, raw := range r.Definitions {
+		t.defs[digest] = raw
+	}
+	maps.Copy(t.instr, r.Instructions)
+
+	var base contractEntry
+	if len(r.Profiles) == 0 {
+		// Nothing is pinned yet, whatever the posture: the first contract
+		// waits for a person.
+		base = emptyEntry()
+	} else if p, ok := r.Profiles[profile]; ok {
+		if p.Contract == obs.Contract {
+			v.touch(id.ID, now)
+			pinned, err := r.build(&p.contractEntry)
+			if err != nil {
+				return Result{}, tampered(id.ID, err.Error())
+			}
+			return Result{Outcome: Match, Pinned: pinned}, nil
+		}
+		base = p.contractEntry
+	} else {
+		if acceptProfile(r, &obs, posture) {
+			r.Profiles[profile] = &profileEntry{Pinned: now, contractEntry: obs}
+			r.Updated = now
+			r.keepTexts(t)
+			if err := v.commit(opProfile, id.ID, r, now); err != nil {
+				return Result{}, err
+			}
+			v.touch(id.ID, now)
+			return Result{Outcome: ProfileAdded, Pinned: c}, nil
+		}
+		if base, err = sharedBase(r, &obs); err != nil {
+			return Result{}, err
+		}
+	}
+
+	if p := r.Pending; p != nil && p.Profile == profile && p.Contract == obs.Contract {
+		// The same drift again: keep it, and its reviewed mark, as it is.
+		v.touch(id.ID, now)
+		pinned, err := r.build(&p.Base)
+		if err != nil {
+			return Result{}, tampered(id.ID, err.Error())
+		}
+		return Result{Outcome: Drift, Pinned: pinned, Changes: p.Changes, Pending: p.Contract, AwaitingApproval: len(r.Profiles) == 0}, nil
+	}
+	pinned, err := r.build(&base)
+	if err != nil {
+		return Result{}, tampered(id.ID, err.Error())
+	}
+	changes := contract.Compare(pinned, c)
+	if changes == nil {
+		changes = []contract.Change{}
+	}
+	r.Pending = &pendingEntry{Profile: profile, Detected: now, contractEntry: obs, Base: base, Changes: changes}
+	r.Updated = now
+	r.keepTexts(t)
+	if err := v.commit(opDrift, id.ID, r, now); err != nil {
+		return Result{}, err
+	}
+	v.touch(id.ID, now)
+	return Result{Outcome: Drift, Pinned: pinned, Changes: changes, Pending: obs.Contract, AwaitingApproval: len(r.Profiles) == 0}, nil
+}
+
+// acceptProfile decides whether obs, seen under a profile r has no pin
+// for, may be pinned without review.
+func acceptProfile(r *record, obs *contractEntry, posture Posture) bool {
+	if posture == Strict {
+		for _, p := range r.Profiles {
+			if p.Contract == obs.Contract {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range r.Profiles {
+		if !equalDigest(p.Instructions, obs.Instructions) {
+			return false
+		}
+		for _, k := range contract.Kinds {
+			pinned := byName(p.Definitions[k])
+			for name, digests := range byName(obs.Definitions[k]) {
+				if old, ok := pinned[name]; ok && !slices.Equal(old, digests) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// byName groups definition digests by name, each group sorted.
+func byName(refs []definitionRef) map[string][]string {
+	m := make(map[string][]string, len(refs))
+	for _, ref := range refs {
+		m[ref.Name] = append(m[ref.Name], ref.Digest)
+	}
+	for _, g := range m {
+		slices.Sort(g)
+	}
+	return m
+}
+
+// sharedBase returns what obs, seen under a new profile, is compared with:
+// for every kind and name obs lists that a pinned profile lists too, the
+// definitions of the first profile (in key order) where they differ from
+// obs, else of the first profile that has them; and the instructions of the
+// first profile whose instructions differ, else of the first profile.
+func sharedBase(r *record, obs *contractEntry) (contractEntry, error) {
+	keys := r.profileKeys()
+	base := contractEntry{Definitions: map[contract.Kind][]definitionRef{}}
+	for _, k := range contract.Kinds {
+		refs := []definitionRef{}
+		observed := byName(obs.Definitions[k])
+		names := slices.Sorted(maps.Keys(observed))
+		for _, name := range names {
+			var chosen []string
+			for _, key := range keys {
+				digests, ok := byName(r.Profiles[key].Definitions[k])[name]
+				if !ok {
+					continue
+				}
+				if chosen == nil {
+					chosen = digests
+				}
+				if !slices.Equal(digests, observed[name]) {
+					chosen = digests
+					break
+				}
+			}
+			for _, d := range chosen {
+				refs = append(refs, definitionRef{Name: name, Digest: d})
+			}
+		}
+		base.Definitions[k] = refs
+	}
+	first := r.Profiles[keys[0]].Instructions
+	base.Instructions = first
+	for _, key := range keys {
+		if in := r.Profiles[key].Instructions; !equalDigest(in, obs.Instructions) {
+			base.Instructions = in
+			break
+		}
+	}
+	// The digests of the base come from the contract package, which also
+	// puts the definitions in contract order.
+	c, err := r.buildUnchecked(&base)
+	if err != nil {
+		return contractEntry{}, err
+	}
+	d := c.Digests()
+	base.Contract, base.Sets = d.Contract, maps.Clone(d.Sets)
+	base.Definitions = refsOf(c)
+	return base, nil
+}
+
+// emptyEntry describes the empty contract: what a server's first contract
+// is compared with while nothing is pinned.
+func emptyEntry() contractEntry {
+	c := contract.New(nil, nil)
+	d := c.Digests()
+	return contractEntry{Contract: d.Contract, Sets: maps.Clone(d.Sets), Instructions: d.Instructions, Definitions: refsOf(c)}
+}
+
+// refsOf lists c's definitions by name and digest, in contract order.
+func refsOf(c *contract.Contract) map[contract.Kind][]definitionRef {
+	m := map[contract.Kind][]definitionRef{}
+	for _, k := range contract.Kinds {
+		refs := []definitionRef{}
+		for _, d := range c.Defs[k] {
+			refs = append(refs, definitionRef{Name: d.Name, Digest: d.Digest})
+		}
+		m[k] = refs
+	}
+	return m
+}

@@ -1,0 +1,219 @@
+package pin
+
+import (
+	"errors"
+	"time"
+
+	"github.com/mcpseal/mcpseal/contract"
+)
+
+// A Record is everything the store holds about one server.
+type Record struct {
+	ID      string
+	Label   string
+	Created time.Time
+	Updated time.Time
+	// LastSeen is when a session last checked the server (zero if never
+	// recorded). It is not covered by the event chain.
+	LastSeen time.Time
+	// Profiles holds the pinned contract of every profile, by key order.
+	// It is empty while the server awaits its first approval.
+	Profiles []Profile
+	// Pending is the change waiting for review, nil if none.
+	Pending *Pending
+	// Reviewed is the last review mark, nil if none. It may name an older
+	// pending change than Pending (the pending change moved since review).
+	Reviewed *Review
+}
+
+// AwaitingApproval reports whether no profile is pinned yet: Pending is
+// the first contract the server showed (under strict), compared with the
+// empty contract, and nothing about the server is trusted until it is
+// approved.
+func (r *Record) AwaitingApproval() bool { return len(r.Profiles) == 0 }
+
+// A Profile is the contract pinned for one client profile.
+type Profile struct {
+	Key      string
+	Pinned   time.Time
+	Contract *contract.Contract
+	Digests  contract.Digests
+}
+
+// A Pending change is a contract that drifted from the pin, waiting for a
+// person to review and approve it.
+type Pending struct {
+	Profile  string
+	Detected time.Time
+	// Digest is the pending contract's digest; approving needs it.
+	Digest   string
+	Contract *contract.Contract
+	Digests  contract.Digests
+	// Base is what the pending contract was compared with: the profile's
+	// pin, for a new profile the pinned definitions it shares, or the empty
+	// contract when nothing is pinned yet (Record.AwaitingApproval).
+	Base        *contract.Contract
+	BaseDigests contract.Digests
+	Changes     []contract.Change
+	// Reviewed reports whether this pending change (profile and digest)
+	// was marked reviewed.
+	Reviewed bool
+}
+
+// A Review is a mark left by MarkReviewed.
+type Review struct {
+	Profile string
+	Digest  string
+	Time    time.Time
+}
+
+// A Summary is one line of List.
+type Summary struct {
+	ID      string
+	Label   string
+	Created time.Time
+	Updated time.Time
+	// LastSeen is zero if never recorded (see Record.LastSeen).
+	LastSeen time.Time
+	// Profiles is the number of pinned profiles.
+	Profiles int
+	// Definitions is the number of distinct (kind, name) pairs pinned
+	// across profiles.
+	Definitions  int
+	DriftPending bool
+	// Pending is the pending contract's digest, "" if none.
+	Pending string
+	// AwaitingApproval reports that no profile is pinned yet: the pending
+	// change is the first contract the server showed (under strict).
+	// DriftPending is then set too.
+	AwaitingApproval bool
+	// Tampered is why the server's pin cannot be trusted, "" when it is
+	// intact. The other fields but ID are then empty.
+	Tampered string
+}
+
+// Get returns the record of the server named by ref: its id, or a label
+// that names exactly one server.
+func (s *Store) Get(ref string) (*Record, error) {
+	v, err := s.open(false)
+	if err != nil {
+		return nil, err
+	}
+	defer v.close()
+	id, err := v.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	r, err := v.record(id)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, ErrNotFound
+	}
+	return s.export(r)
+}
+
+func (s *Store) export(r *record) (*Record, error) {
+	out := &Record{
+		ID:       r.ID,
+		Label:    r.Label,
+		Created:  r.Created,
+		Updated:  r.Updated,
+		LastSeen: s.lastSeen(r.ID),
+	}
+	for _, key := range r.profileKeys() {
+		p := r.Profiles[key]
+		c, err := r.build(&p.contractEntry)
+		if err != nil {
+			return nil, tampered(r.ID, err.Error())
+		}
+		out.Profiles = append(out.Profiles, Profile{Key: key, Pinned: p.Pinned, Contract: c, Digests: c.Digests()})
+	}
+	if p := r.Pending; p != nil {
+		c, err := r.build(&p.contractEntry)
+		if err != nil {
+			return nil, tampered(r.ID, err.Error())
+		}
+		base, err := r.build(&p.Base)
+		if err != nil {
+			return nil, tampered(r.ID, err.Error())
+		}
+		out.Pending = &Pending{
+			Profile:     p.Profile,
+			Detected:    p.Detected,
+			Digest:      p.Contract,
+			Contract:    c,
+			Digests:     c.Digests(),
+			Base:        base,
+			BaseDigests: base.Digests(),
+			Changes:     p.Changes,
+			Reviewed:    r.reviewed(),
+		}
+	}
+	if m := r.Reviewed; m != nil {
+		out.Reviewed = &Review{Profile: m.Profile, Digest: m.Digest, Time: m.Time}
+	}
+	return out, nil
+}
+
+// reviewed reports whether the pending change carries the review mark.
+func (r *record) reviewed() bool {
+	return r.Pending != nil && r.Reviewed != nil &&
+		r.Reviewed.Profile == r.Pending.Profile && r.Reviewed.Digest == r.Pending.Contract
+}
+
+// List summarises every server in the store, in id order. A server whose
+// pin cannot be trusted is listed with Tampered set. When the event chain
+// itself is broken, List returns an error wrapping ErrTampered.
+func (s *Store) List() ([]Summary, error) {
+	v, err := s.open(false)
+	if err != nil {
+		return nil, err
+	}
+	defer v.close()
+	if v.chainErr != nil {
+		return nil, tampered("", v.chainErr.Error())
+	}
+	ids, err := v.ids()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Summary, 0, len(ids))
+	for _, id := range ids {
+		sum := Summary{ID: id}
+		r, err := v.record(id)
+		var te *TamperError
+		switch {
+		case errors.As(err, &te):
+			sum.Tampered = te.Reason
+		case err != nil:
+			return nil, err
+		case r == nil:
+			continue
+		default:
+			sum.Label, sum.Created, sum.Updated = r.Label, r.Created, r.Updated
+			sum.LastSeen = s.lastSeen(id)
+			sum.Profiles = len(r.Profiles)
+			type kindName struct {
+				kind contract.Kind
+				name string
+			}
+			names := map[kindName]bool{}
+			for _, p := range r.Profiles {
+				for k, refs := range p.Definitions {
+					for _, ref := range refs {
+						names[kindName{k, ref.Name}] = true
+					}
+				}
+			}
+			sum.Definitions = len(names)
+			if r.Pending != nil {
+				sum.DriftPending, sum.Pending = true, r.Pending.Contract
+			}
+			sum.AwaitingApproval = len(r.Profiles) == 0
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}

@@ -1,0 +1,333 @@
+package pin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A Store is the pin store under one home folder. It is safe for
+// concurrent use by goroutines and processes: every operation takes the
+// store's file lock.
+type Store struct {
+	dir string // home/pins
+}
+
+// DefaultHome returns mcpseal's home folder: $MCPSEAL_HOME when set (it
+// must be absolute, so that every client that starts mcpseal, from
+// whatever folder, shares one store), else ~/.mcpseal.
+func DefaultHome(getenv func(string) string) (string, error) {
+	if h := getenv("MCPSEAL_HOME"); h != "" {
+		if !filepath.IsAbs(h) {
+			return "", errors.New("MCPSEAL_HOME must be an absolute path")
+		}
+		return filepath.Clean(h), nil
+	}
+	home := getenv("HOME")
+	if home == "" && runtime.GOOS == "windows" {
+		home = getenv("USERPROFILE")
+	}
+	if home == "" || !filepath.IsAbs(home) {
+		return "", errors.New("cannot find the home folder; set MCPSEAL_HOME")
+	}
+	return filepath.Join(home, ".mcpseal"), nil
+}
+
+// Open opens the store under home, creating home/pins (0700) if needed. It
+// refuses a pins folder that other users may write to.
+func Open(home string) (*Store, error) {
+	if !filepath.IsAbs(home) {
+		return nil, errors.New("the pin store's home must be an absolute path")
+	}
+	dir := filepath.Join(home, "pins")
+	if err := os.MkdirAll(filepath.Join(dir, "seen"), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the pin store: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("%s is writable by other users; run chmod 700 on it", dir)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir returns the folder that holds the store's files.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) recordPath(id string) string { return filepath.Join(s.dir, id+".json") }
+func (s *Store) newPath(id string) string    { return filepath.Join(s.dir, id+".json.new") }
+func (s *Store) seenPath(id string) string   { return filepath.Join(s.dir, "seen", id) }
+func (s *Store) eventsPath() string          { return filepath.Join(s.dir, "events.jsonl") }
+
+// view is the store as read under its lock.
+type view struct {
+	s         *Store
+	lock      *os.File
+	exclusive bool
+	ch        *chain
+	// chainErr is why the event chain cannot be trusted; every server is
+	// then tampered.
+	chainErr error
+}
+
+// open takes the store's lock and reads the event chain.
+func (s *Store) open(exclusive bool) (*view, error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the pin store lock: %w", err)
+	}
+	if err := lockFile(f, exclusive); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking the pin store: %w", err)
+	}
+	v := &view{s: s, lock: f, exclusive: exclusive, ch: emptyChain()}
+	data, err := readBounded(s.eventsPath(), maxEventsSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		v.chainErr = fmt.Errorf("events.jsonl cannot be read: %v", err)
+	default:
+		if v.ch, err = parseChain(data); err != nil {
+			v.ch, v.chainErr = emptyChain(), err
+		}
+	}
+	return v, nil
+}
+
+func (v *view) close() { v.lock.Close() }
+
+func fileHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func tampered(id, reason string) error { return &TamperError{ID: id, Reason: reason} }
+
+// record returns the verified record of server id, nil if it has no pin.
+func (v *view) record(id string) (*record, error) {
+	if v.chainErr != nil {
+		return nil, tampered(id, v.chainErr.Error())
+	}
+	data, err := readBounded(v.s.recordPath(id), maxRecordSize)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
+		return nil, tampered(id, "the record file cannot be read: "+err.Error())
+	}
+	ev, pinned := v.ch.pinned(id)
+	if !pinned {
+		switch {
+		case missing:
+			return nil, nil
+		case !v.ch.exists:
+			return nil, tampered(id, "a record file exists but events.jsonl is missing")
+		case ev.Op == opForget && equalDigest(v.ch.before[id], ptr(fileHash(data))):
+			// A forget whose removal was interrupted.
+			if v.exclusive {
+				if err := os.Remove(v.s.recordPath(id)); err != nil {
+					return nil, err
+				}
+				if err := syncDir(v.s.dir); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		case ev.Op == opForget:
+			return nil, tampered(id, "a record file exists for a forgotten server")
+		}
+		return nil, tampered(id, "a record file exists that no event accounts for")
+	}
+	want := *ev.Record
+	if missing || fileHash(data) != want {
+		nd, nerr := readBounded(v.s.newPath(id), maxRecordSize)
+		switch {
+		case nerr == nil && fileHash(nd) == want:
+			// A commit interrupted after its event: roll it forward.
+			if v.exclusive {
+				if err := os.Rename(v.s.newPath(id), v.s.recordPath(id)); err != nil {
+					return nil, err
+				}
+				if err := syncDir(v.s.dir); err != nil {
+					return nil, err
+				}
+			}
+			data = nd
+		case missing:
+			return nil, tampered(id, "the record file is missing")
+		default:
+			return nil, tampered(id, "the record file does not match the event chain")
+		}
+	}
+	r, err := decodeRecord(id, data)
+	if err != nil {
+		return nil, tampered(id, err.Error())
+	}
+	return r, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// ids returns every server the store knows of: pinned in the chain or with
+// a record file, sorted.
+func (v *view) ids() ([]string, error) {
+	set := map[string]bool{}
+	for id := range v.ch.latest {
+		if _, ok := v.ch.pinned(id); ok {
+			set[id] = true
+		}
+	}
+	entries, err := os.ReadDir(v.s.dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && isID(id) {
+			set[id] = true
+		}
+	}
+	ids := make([]string, 0, len(set))
+	for id := range set {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// resolve turns an id or a unique label into an id.
+func (v *view) resolve(ref string) (string, error) {
+	if isID(ref) {
+		return ref, nil
+	}
+	if v.chainErr != nil {
+		return "", tampered("", v.chainErr.Error())
+	}
+	ids, err := v.ids()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, id := range ids {
+		if r, err := v.record(id); err == nil && r != nil && r.Label == ref {
+			matches = append(matches, id)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", ErrNotFound
+	case 1:
+		return matches[0], nil
+	}
+	return "", fmt.Errorf("that label names %d servers (%s); name one by id", len(matches), strings.Join(matches, ", "))
+}
+
+// commit writes r as server id's record (nil removes it) and appends its
+// event, in the order the package doc's Commit section gives.
+func (v *view) commit(op, id string, r *record, now time.Time) error {
+	if !v.exclusive {
+		return errors.New("pin store: commit without the exclusive lock")
+	}
+	var digest *string
+	if r != nil {
+		data, err := encodeRecord(r)
+		if err != nil {
+			return err
+		}
+		if len(data) > maxRecordSize {
+			return fmt.Errorf("the record would pass its %d-byte limit", maxRecordSize)
+		}
+		// Nothing is persisted that would not read back the same.
+		if _, err := decodeRecord(id, data); err != nil {
+			return fmt.Errorf("the contract cannot be stored faithfully: %v", err)
+		}
+		if err := writeSynced(v.s.newPath(id), data); err != nil {
+			return err
+		}
+		digest = ptr(fileHash(data))
+	}
+	e := v.ch.next(op, id, digest, now)
+	line, err := e.encode()
+	if err != nil {
+		return err
+	}
+	if err := v.appendEvent(append(line, '\n')); err != nil {
+		return err
+	}
+	v.ch.add(e, lineHash(line))
+	if r != nil {
+		if err := os.Rename(v.s.newPath(id), v.s.recordPath(id)); err != nil {
+			return err
+		}
+	} else {
+		if err := removeIfExists(v.s.recordPath(id)); err != nil {
+			return err
+		}
+		if err := removeIfExists(v.s.newPath(id)); err != nil {
+			return err
+		}
+	}
+	return syncDir(v.s.dir)
+}
+
+// appendEvent appends one line to events.jsonl and fsyncs it, first
+// cutting off an interrupted append.
+func (v *view) appendEvent(line []byte) error {
+	if v.ch.size+int64(len(line)) > maxEventsSize {
+		return fmt.Errorf("events.jsonl would pass its %d-byte limit", maxEventsSize)
+	}
+	f, err := os.OpenFile(v.s.eventsPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	if v.ch.torn {
+		if err := f.Truncate(v.ch.size); err != nil {
+			f.Close()
+			return err
+		}
+		v.ch.torn = false
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	v.ch.size += int64(len(line))
+	if !v.ch.exists {
+		v.ch.exists = true
+		return syncDir(v.s.dir)
+	}
+	return nil
+}
+
+// touch records that server id was seen at now. Last-seen times are not
+// security relevant; a failure to write one is ignored.
+func (v *view) touch(id string, now time.Time) {
+	_ = writeAtomic(v.s.seenPath(id), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"))
+}
+
+// lastSeen reads server id's last-seen time; zero when unknown.
+func (s *Store) lastSeen(id string) time.Time {
+	data, err := readBounded(s.seenPath(id), maxSeenSize)
+	if err != nil {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
