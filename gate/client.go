@@ -1,0 +1,357 @@
+package gate
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/pin"
+)
+
+// Protocol method names the gate acts on.
+const (
+	methodInitialize  = "initialize"
+	methodInitialized = "notifications/initialized"
+	methodDiscover    = "server/discover"
+	methodToolsCall   = "tools/call"
+)
+
+// Keys of a 2026-07-28 request's params._meta.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+)
+
+// A pendingRequest is a client request forwarded to the server.
+type pendingRequest struct {
+	id     []byte
+	method string
+	// handshake marks the initialize or server/discover that opens the
+	// session: its result is held for verification.
+	handshake bool
+	modern    bool
+	meta      *modernMeta // for a modern handshake
+	// clientCaps are the capability names of a legacy initialize.
+	clientCaps []string
+	// kind is set for list methods: the response is checked.
+	kind    contract.Kind
+	cursor  string
+	profile string
+	// recheck marks a repeated initialize or server/discover inside an
+	// open session: its instructions are checked.
+	recheck bool
+}
+
+// modernMeta is what a 2026-07-28 request says about its client.
+type modernMeta struct {
+	protocolVersion string
+	capNames        []string
+	capabilities    []byte // raw clientCapabilities object
+	clientInfo      []byte // raw, may be nil
+}
+
+func (m *modernMeta) profile() string { return pin.ProfileKey(m.protocolVersion, m.capNames) }
+
+// FromClient takes one frame from the client.
+func (s *Session) FromClient(frame []byte) []Out {
+	s.out = nil
+	s.fromClient(frame)
+	return s.flush()
+}
+
+func (s *Session) fromClient(frame []byte) {
+	m, err := jsonrpc.Peek(frame)
+	if err != nil {
+		s.log.Warn("invalid message from the client: not forwarded", "err", err)
+		code, id := -32600, m.ID
+		if errors.Is(err, jsonrpc.ErrSyntax) {
+			code, id = -32700, nil
+		}
+		s.toClient(jsonrpc.NewError(id, code, "mcpseal: invalid JSON-RPC message; not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
+		return
+	}
+	if m.Kind == jsonrpc.Batch {
+		// Batches were only ever allowed by 2025-03-26, and no SDK sends
+		// them; splitting one would change what the server receives.
+		s.log.Warn("JSON-RPC batch from the client refused")
+		s.toClient(jsonrpc.NewError(nil, CodeRefused, "mcpseal: JSON-RPC batches are not supported; send messages one at a time", marshalData(s.errorData(ReasonBatch))))
+		return
+	}
+	switch s.phase {
+	case phaseClosed:
+		if m.Kind == jsonrpc.Request {
+			s.toClient(s.closure.response(m.ID))
+		}
+	case phaseIdle:
+		s.fromClientIdle(m, frame)
+	case phaseHandshake, phaseListing:
+		s.enqueue(m, frame)
+	case phaseOpen:
+		s.fromClientOpen(m, frame)
+	}
+}
+
+func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
+	if m.Kind != jsonrpc.Request {
+		s.enqueue(m, frame)
+		return
+	}
+	if !s.admitRequest(m) {
+		return
+	}
+	meta := parseModernMeta(m.Params)
+	switch {
+	case m.Method == methodInitialize:
+		caps := capabilityNames(m.Params)
+		s.forwardRequest(m, frame, &pendingRequest{method: m.Method, handshake: true, clientCaps: caps})
+		s.phase = phaseHandshake
+	case m.Method == methodDiscover:
+		s.forwardRequest(m, frame, &pendingRequest{method: m.Method, handshake: true, modern: true, meta: meta})
+		s.phase = phaseHandshake
+	case meta != nil:
+		// A modern client may skip server/discover: hold its request and
+		// verify the profile it names first.
+		s.enqueue(m, frame)
+		s.startRound(&round{profile: meta.profile(), modern: true, meta: meta, needDiscover: true})
+	default:
+		s.enqueue(m, frame)
+	}
+}
+
+func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
+	switch m.Kind {
+	case jsonrpc.Notification:
+		if m.Method == methodInitialized && s.dropInitialized {
+			s.dropInitialized = false
+			return
+		}
+		s.toServer(frame)
+		return
+	case jsonrpc.Response:
+		// An answer to a server request (sampling, roots, elicitation).
+		s.toServer(frame)
+		return
+	}
+	if !s.admitRequest(m) {
+		return
+	}
+	profile := s.legacyProfile
+	var meta *modernMeta
+	if !s.legacy {
+		meta = parseModernMeta(m.Params)
+		if meta == nil {
+			// A request with no protocol version in a modern session: it
+			// cannot be tied to a verified profile.
+			s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: request lacks _meta[\""+metaProtocolVersion+"\"]", marshalData(s.errorData(ReasonInvalidMessage))))
+			return
+		}
+		profile = meta.profile()
+		if s.verified[profile] == nil {
+			s.enqueue(m, frame)
+			s.startRound(&round{profile: profile, modern: true, meta: meta, needDiscover: true})
+			return
+		}
+	}
+	p := &pendingRequest{method: m.Method, profile: profile}
+	if kind, ok := contract.KindForListMethod(m.Method); ok {
+		p.kind = kind
+		p.cursor = paramString(m.Params, "cursor")
+	}
+	switch m.Method {
+	case methodInitialize, methodDiscover:
+		p.recheck = true
+	case methodToolsCall:
+		if s.cfg.Posture != pin.Monitor {
+			name, ok := unambiguousString(m.Params, "name")
+			if !ok {
+				// {"name":"a","Name":"b"}: a case-insensitive decoder on the
+				// server could call another tool than the one checked here.
+				s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: tools/call params have no single unambiguous name; not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
+				return
+			}
+			if _, ok := s.verified[profile].Lookup(contract.Tools, name); !ok {
+				s.log.Warn("call to a tool outside the verified contract refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
+				d := s.errorData(ReasonUnknownTool)
+				d.Tool = contract.SafeName(name)
+				s.toClient(jsonrpc.NewError(m.ID, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
+				return
+			}
+		}
+	}
+	s.forwardRequest(m, frame, p)
+}
+
+// admitRequest refuses a request the gate cannot track: an id already in
+// flight (its own or the client's) or one over the pending limit.
+func (s *Session) admitRequest(m jsonrpc.Message) bool {
+	key := jsonrpc.IDKey(m.ID)
+	if _, ok := s.own[key]; ok {
+		s.refuse(m.ID, ReasonIDCollision, "mcpseal: request id collides with a request in flight; not forwarded")
+		return false
+	}
+	if _, ok := s.pending[key]; ok {
+		s.refuse(m.ID, ReasonIDCollision, "mcpseal: request id is already in flight; not forwarded")
+		return false
+	}
+	if len(s.pending) >= s.cfg.Limits.MaxPending {
+		s.refuse(m.ID, ReasonQueueFull, "mcpseal: too many requests in flight; not forwarded")
+		return false
+	}
+	return true
+}
+
+func (s *Session) refuse(id []byte, reason, message string) {
+	s.toClient(jsonrpc.NewError(id, CodeRefused, message, marshalData(s.errorData(reason))))
+}
+
+func (s *Session) forwardRequest(m jsonrpc.Message, frame []byte, p *pendingRequest) {
+	p.id = m.ID
+	s.pending[jsonrpc.IDKey(m.ID)] = p
+	s.toServer(frame)
+}
+
+// enqueue holds a client message until verification ends.
+func (s *Session) enqueue(m jsonrpc.Message, frame []byte) {
+	if len(s.queue) >= s.cfg.Limits.MaxQueued || s.queueBytes+len(frame) > s.cfg.Limits.MaxQueuedBytes {
+		if m.Kind == jsonrpc.Request {
+			s.refuse(m.ID, ReasonQueueFull, "mcpseal: too many messages waiting for the contract check; not forwarded")
+		} else {
+			s.log.Warn("client message dropped: the queue is full")
+		}
+		return
+	}
+	s.queue = append(s.queue, frame)
+	s.queueBytes += len(frame)
+}
+
+// release delivers what verification held: the handshake result, the
+// server's held messages, then the client's queued messages in order.
+func (s *Session) release(result []byte) {
+	s.phase = phaseOpen
+	if result != nil {
+		s.toClient(result)
+	}
+	for _, f := range s.held {
+		s.toClient(f)
+	}
+	s.held, s.heldBytes = nil, 0
+	queue := s.queue
+	s.queue, s.queueBytes = nil, 0
+	for i, f := range queue {
+		if s.phase != phaseOpen {
+			// A queued request started another round or closed the
+			// session: the rest waits (or is answered) in order.
+			for _, g := range queue[i:] {
+				s.fromClient(g)
+			}
+			return
+		}
+		s.fromClient(f)
+	}
+}
+
+// parseModernMeta reads the 2026-07-28 client facts from params._meta,
+// or returns nil when the request carries no protocol version.
+func parseModernMeta(params []byte) *modernMeta {
+	if params == nil {
+		return nil
+	}
+	metaRaw := member(params, "_meta")
+	if metaRaw == nil {
+		return nil
+	}
+	pvRaw := member(metaRaw, metaProtocolVersion)
+	if pvRaw == nil {
+		return nil
+	}
+	pv, err := jsonrpc.DecodeString(pvRaw)
+	if err != nil {
+		return nil
+	}
+	mm := &modernMeta{protocolVersion: pv}
+	if caps := member(metaRaw, metaClientCapabilities); caps != nil {
+		mm.capabilities = caps
+		mm.capNames = objectKeys(caps)
+	}
+	mm.clientInfo = member(metaRaw, metaClientInfo)
+	return mm
+}
+
+// capabilityNames returns the names of params.capabilities.
+func capabilityNames(params []byte) []string {
+	if params == nil {
+		return nil
+	}
+	return objectKeys(member(params, "capabilities"))
+}
+
+// member returns the raw value of key in a JSON object, or nil.
+func member(obj []byte, key string) []byte {
+	if obj == nil {
+		return nil
+	}
+	ms, err := jsonrpc.Members(obj)
+	if err != nil {
+		return nil
+	}
+	for _, m := range ms {
+		if m.Key == key {
+			return m.Value
+		}
+	}
+	return nil
+}
+
+func objectKeys(obj []byte) []string {
+	if obj == nil {
+		return nil
+	}
+	ms, err := jsonrpc.Members(obj)
+	if err != nil {
+		return nil
+	}
+	keys := make([]string, len(ms))
+	for i, m := range ms {
+		keys[i] = m.Key
+	}
+	return keys
+}
+
+// unambiguousString returns the string member key of obj; ok is false
+// when it is missing, not a string, or another member's name equals key
+// up to case.
+func unambiguousString(obj []byte, key string) (string, bool) {
+	ms, err := jsonrpc.Members(obj)
+	if err != nil {
+		return "", false
+	}
+	var raw []byte
+	for _, m := range ms {
+		switch {
+		case m.Key == key:
+			raw = m.Value
+		case strings.EqualFold(m.Key, key):
+			return "", false
+		}
+	}
+	if raw == nil {
+		return "", false
+	}
+	v, err := jsonrpc.DecodeString(raw)
+	return v, err == nil
+}
+
+// paramString returns the string member key of params, or "".
+func paramString(params []byte, key string) string {
+	raw := member(params, key)
+	if raw == nil {
+		return ""
+	}
+	v, err := jsonrpc.DecodeString(raw)
+	if err != nil {
+		return ""
+	}
+	return v
+}

@@ -1,0 +1,116 @@
+package gate
+
+import (
+	"encoding/json"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+// JSON-RPC error codes mcpseal answers with. They sit in -32000..-32019, the
+// range the 2026-07-28 specification leaves to implementations, are
+// documented in docs/error-codes.md and never change meaning.
+const (
+	// CodeBlocked: the server's contract drifted from its pin; the session
+	// is blocked and nothing more reaches the server.
+	CodeBlocked = -32001
+	// CodeHeld: the pin store is missing, unreadable or tampered with, so
+	// the contract cannot be checked; the session is held.
+	CodeHeld = -32002
+	// CodeUnverified: the contract could not be verified (the server timed
+	// out, sent invalid definitions, failed a listing or played paging tricks).
+	CodeUnverified = -32003
+	// CodeServerExited: the server process exited or crashed.
+	CodeServerExited = -32004
+	// CodeRefused: the gate refused this one message (too large, a batch,
+	// the queue is full, an id that collides with the gate's own).
+	CodeRefused = -32005
+	// CodeUnknownTool: a call named a tool that is not in the verified
+	// contract; it was not forwarded.
+	CodeUnknownTool = -32006
+)
+
+// Reasons carried in error data. Stable strings.
+const (
+	ReasonDrift             = "drift"
+	ReasonPinStore          = "pin-store"
+	ReasonTimeout           = "timeout"
+	ReasonInvalidDefinition = "invalid-definition"
+	ReasonDuplicateName     = "duplicate-name"
+	ReasonListingFailed     = "listing-failed"
+	ReasonPaging            = "paging"
+	ReasonTooMany           = "too-many-definitions"
+	ReasonServerExited      = "server-exited"
+	ReasonFrameTooLarge     = "frame-too-large"
+	ReasonBatch             = "batch"
+	ReasonQueueFull         = "queue-full"
+	ReasonIDCollision       = "id-collision"
+	ReasonUnknownTool       = "unknown-tool"
+	ReasonInvalidMessage    = "invalid-message"
+)
+
+// ServerRef names the server in error data: an ID and a safe label, never
+// raw command-line values.
+type ServerRef struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+}
+
+// ChangeRef is one changed definition in error data: kind, a name reduced
+// to a safe character set, and stable label codes — never the changed text.
+type ChangeRef struct {
+	Kind   string   `json:"kind"`
+	Name   string   `json:"name"`
+	Labels []string `json:"labels"`
+}
+
+// ErrorData is the data member of every error mcpseal answers with.
+type ErrorData struct {
+	Reason  string      `json:"reason"`
+	Server  ServerRef   `json:"server"`
+	Review  string      `json:"review,omitempty"`
+	Changes []ChangeRef `json:"changes,omitempty"`
+	Tool    string      `json:"tool,omitempty"`
+}
+
+// A closure is why a session stopped forwarding: every later client request
+// gets its error.
+type closure struct {
+	code    int
+	reason  string
+	message string
+	data    []byte // JSON of ErrorData
+}
+
+func changeRefs(changes []contract.Change) []ChangeRef {
+	const maxRefs = 100 // why: an error is read by a model; a long list helps no one
+	refs := make([]ChangeRef, 0, min(len(changes), maxRefs))
+	for i, ch := range changes {
+		if i == maxRefs {
+			break
+		}
+		refs = append(refs, ChangeRef{Kind: string(ch.Kind), Name: contract.SafeName(ch.Name), Labels: ch.Codes()})
+	}
+	return refs
+}
+
+func (s *Session) errorData(reason string) ErrorData {
+	return ErrorData{Reason: reason, Server: ServerRef{ID: s.cfg.Identity.ID, Label: s.cfg.Identity.Label}}
+}
+
+func marshalData(d ErrorData) []byte {
+	b, err := json.Marshal(d)
+	if err != nil {
+		// ErrorData holds only strings; Marshal cannot fail.
+		panic(err)
+	}
+	return b
+}
+
+func (s *Session) newClosure(code int, message string, d ErrorData) *closure {
+	return &closure{code: code, reason: d.Reason, message: message, data: marshalData(d)}
+}
+
+func (c *closure) response(id []byte) []byte {
+	return jsonrpc.NewError(id, c.code, c.message, c.data)
+}

@@ -1,0 +1,417 @@
+// Package gate is mcpseal's session gate: a transport-independent state
+// machine that sits between one MCP client and one MCP server.
+//
+// For every JSON-RPC message from either side the gate decides to forward
+// it (its original bytes, untouched), hold it, or answer it itself. It never
+// rewrites a message it forwards.
+//
+// # The session
+//
+// Until the server's contract is verified, nothing the server says reaches
+// the client and nothing the client asks reaches the server, except the
+// handshake itself (legacy initialize, or a 2026-07-28 server/discover
+// probe). When the handshake result arrives the gate holds it and lists the
+// contract itself — every page of tools/list, prompts/list, resources/list
+// and resources/templates/list that the server's capabilities offer — with
+// request ids of its own that can never collide with the client's. The
+// contract is then checked against the pin store:
+//
+//   - it matches (or is pinned for the first time): the held result is
+//     released, then every queued message, in order;
+//   - it drifted: the session is blocked; no queued message reaches the
+//     server and every waiting request gets the block error (CodeBlocked).
+//
+// For the rest of the session every listing response the client receives
+// (every page of every list method, and any repeated initialize or
+// server/discover result) is checked against the verified contract before
+// it is delivered, so a server can neither show the check one contract and
+// the client another, nor change its contract mid-session.
+//
+// # Profiles
+//
+// A server may legitimately list more to a client that declares more
+// capabilities. Pins are therefore kept per profile: the protocol version
+// and the names of the capabilities the client declared (see
+// pin.ProfileKey). A modern (2026-07-28) client carries its profile in every
+// request's _meta; a request under a profile the session has not verified
+// yet is held while the gate verifies that profile.
+//
+// # Concurrency
+//
+// A Session is not safe for concurrent use: a transport feeds it one
+// message at a time and writes out what it returns, in order.
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/pin"
+)
+
+// Side is where a frame goes.
+type Side int
+
+const (
+	ToClient Side = iota
+	ToServer
+)
+
+func (s Side) String() string {
+	if s == ToClient {
+		return "client"
+	}
+	return "server"
+}
+
+// Out is one frame the transport must write, in order.
+type Out struct {
+	To    Side
+	Frame []byte
+}
+
+// PinStore is what the gate needs of the pin store.
+type PinStore interface {
+	Observe(id pin.Identity, profile string, c *contract.Contract, posture pin.Posture, now time.Time) (pin.Result, error)
+}
+
+// DriftReport is handed to Config.OnDrift for the terminal.
+type DriftReport struct {
+	Identity pin.Identity
+	Profile  string
+	Result   pin.Result
+	Observed *contract.Contract
+	// Forwarded is true under the monitor posture: the drift was recorded
+	// and reported but the traffic was forwarded.
+	Forwarded bool
+	// MidSession is true when a listing inside a verified session drifted.
+	MidSession bool
+}
+
+// Limits bound everything the gate holds. Zero fields take the defaults.
+type Limits struct {
+	// MaxQueued is how many client messages may wait for verification.
+	MaxQueued int
+	// MaxQueuedBytes bounds their total size.
+	MaxQueuedBytes int
+	// MaxHeld is how many server messages may wait for verification.
+	MaxHeld int
+	// MaxHeldBytes bounds their total size.
+	MaxHeldBytes int
+	// MaxPending is how many forwarded client requests may await answers.
+	MaxPending int
+	// MaxPages bounds the pages of one listing.
+	MaxPages int
+	// MaxDefinitions bounds the definitions of one contract.
+	MaxDefinitions int
+	// VerifyTimeout bounds the gate's own listing, from the handshake
+	// result to the verdict.
+	VerifyTimeout time.Duration
+}
+
+// DefaultLimits are generous for real servers and small enough that a
+// hostile one cannot make the gate hold unbounded state.
+var DefaultLimits = Limits{
+	MaxQueued:      1024,     // a client that sends more before the handshake completes is misbehaving
+	MaxQueuedBytes: 64 << 20, // four 16 MiB frames
+	MaxHeld:        1024,
+	MaxHeldBytes:   64 << 20,
+	MaxPending:     4096,   // in-flight requests of a busy agent, with room to spare
+	MaxPages:       1000,   // 1000 pages of even 10 items is more than any server lists
+	MaxDefinitions: 100000, // ten times the largest listings seen in the wild
+	VerifyTimeout:  30 * time.Second,
+}
+
+// Config configures a Session.
+type Config struct {
+	Identity pin.Identity
+	Posture  pin.Posture
+	Pins     PinStore
+	Limits   Limits
+	// IDPrefix makes the gate's own request ids unique; use a random value
+	// per session (see NewIDPrefix).
+	IDPrefix string
+	// Now returns the current time. Defaults to time.Now.
+	Now func() time.Time
+	// Logger receives operational logs. Defaults to a discarding logger.
+	Logger *slog.Logger
+	// OnDrift, when set, is called for every drift, for the terminal.
+	OnDrift func(DriftReport)
+	// OnVerified, when set, is called when a profile verifies.
+	OnVerified func(profile string, outcome pin.Outcome, c *contract.Contract)
+}
+
+type phase int
+
+const (
+	phaseIdle      phase = iota // no handshake yet
+	phaseHandshake              // the client's initialize or server/discover is at the server
+	phaseListing                // the gate's own verification round is running
+	phaseOpen                   // verified: messages flow, listings are checked
+	phaseClosed                 // blocked, held, unverified or the server exited
+)
+
+// Session is the gate for one client–server session.
+type Session struct {
+	cfg Config
+	log *slog.Logger
+
+	phase   phase
+	closure *closure
+	out     []Out
+
+	// Client messages waiting for verification, in order.
+	queue      [][]byte
+	queueBytes int
+	// Server messages to the client waiting for verification, in order.
+	held      [][]byte
+	heldBytes int
+
+	// Client requests forwarded to the server, by jsonrpc.IDKey.
+	pending map[string]*pendingRequest
+	// The gate's own requests, by jsonrpc.IDKey.
+	own    map[string]*ownRequest
+	nextID int
+
+	round *round
+
+	// legacy is set once an initialize handshake succeeded; its profile
+	// applies to every request of the session.
+	legacy        bool
+	legacyProfile string
+	// dropInitialized: the gate sent notifications/initialized itself, so
+	// the client's own copy is not forwarded again.
+	dropInitialized bool
+
+	verified map[string]*contract.Contract
+	seqs     *sequences
+}
+
+// New returns a Session ready for the first message.
+func New(cfg Config) *Session {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.Posture == "" {
+		cfg.Posture = pin.Guard
+	}
+	return &Session{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		pending:  make(map[string]*pendingRequest),
+		own:      make(map[string]*ownRequest),
+		verified: make(map[string]*contract.Contract),
+		seqs:     newSequences(),
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxQueued > 0 {
+		d.MaxQueued = l.MaxQueued
+	}
+	if l.MaxQueuedBytes > 0 {
+		d.MaxQueuedBytes = l.MaxQueuedBytes
+	}
+	if l.MaxHeld > 0 {
+		d.MaxHeld = l.MaxHeld
+	}
+	if l.MaxHeldBytes > 0 {
+		d.MaxHeldBytes = l.MaxHeldBytes
+	}
+	if l.MaxPending > 0 {
+		d.MaxPending = l.MaxPending
+	}
+	if l.MaxPages > 0 {
+		d.MaxPages = l.MaxPages
+	}
+	if l.MaxDefinitions > 0 {
+		d.MaxDefinitions = l.MaxDefinitions
+	}
+	if l.VerifyTimeout > 0 {
+		d.VerifyTimeout = l.VerifyTimeout
+	}
+	return d
+}
+
+// Status reports how the session stands.
+type Status struct {
+	// Verified is true once at least one profile verified and the
+	// session was not closed.
+	Verified bool
+	// Closed is true when the session stopped forwarding.
+	Closed bool
+	// Code and Reason say why it closed (CodeBlocked and "drift", ...).
+	Code   int
+	Reason string
+}
+
+// Status returns the session's state.
+func (s *Session) Status() Status {
+	st := Status{Verified: len(s.verified) > 0 && s.phase != phaseClosed}
+	if s.phase == phaseClosed && s.closure != nil {
+		st.Closed = true
+		st.Code = s.closure.code
+		st.Reason = s.closure.reason
+	}
+	return st
+}
+
+// Deadline returns when Tick must next be called, or the zero time.
+func (s *Session) Deadline() time.Time {
+	if s.phase == phaseListing && s.round != nil {
+		return s.round.deadline
+	}
+	return time.Time{}
+}
+
+// Tick enforces deadlines.
+func (s *Session) Tick() []Out {
+	s.out = nil
+	if s.phase == phaseListing && s.round != nil && !s.cfg.Now().Before(s.round.deadline) {
+		s.log.Warn("contract verification timed out", "server", s.cfg.Identity.ID, "timeout", s.cfg.Limits.VerifyTimeout)
+		s.closeUnverified(ReasonTimeout, fmt.Sprintf("mcpseal: server %s did not list its contract within %s", s.cfg.Identity.Label, s.cfg.Limits.VerifyTimeout))
+	}
+	return s.flush()
+}
+
+// ServerClosed tells the gate that the server is gone: every request that
+// waits for it gets CodeServerExited.
+func (s *Session) ServerClosed() []Out {
+	s.out = nil
+	if s.phase != phaseClosed {
+		d := s.errorData(ReasonServerExited)
+		s.close(s.newClosure(CodeServerExited, fmt.Sprintf("mcpseal: server %s exited", s.cfg.Identity.Label), d))
+	}
+	return s.flush()
+}
+
+// FrameTooLarge tells the gate that side sent a frame over the limit,
+// which the transport dropped unread.
+func (s *Session) FrameTooLarge(from Side, limit int) []Out {
+	s.out = nil
+	msg := fmt.Sprintf("mcpseal: a message from the %s exceeded the %d-byte frame limit and was dropped (see --max-frame)", from, limit)
+	d := marshalData(s.errorData(ReasonFrameTooLarge))
+	switch {
+	case from == ToClient:
+		// The client's id is unknown: answer with a null id, as JSON-RPC
+		// does for a request it cannot read.
+		s.toClient(jsonrpc.NewError(nil, CodeRefused, msg, d))
+	case s.phase == phaseListing || s.phase == phaseHandshake:
+		s.closeUnverified(ReasonFrameTooLarge, msg)
+	case len(s.pending) == 1:
+		for k, p := range s.pending {
+			delete(s.pending, k)
+			s.toClient(jsonrpc.NewError(p.id, CodeRefused, msg, d))
+		}
+	}
+	return s.flush()
+}
+
+func (s *Session) flush() []Out {
+	out := s.out
+	s.out = nil
+	return out
+}
+
+func (s *Session) toClient(frame []byte) { s.out = append(s.out, Out{ToClient, frame}) }
+func (s *Session) toServer(frame []byte) { s.out = append(s.out, Out{ToServer, frame}) }
+
+// close stops the session: every request waiting for an answer — held
+// handshake, forwarded, queued — gets c's error, and nothing more is
+// forwarded either way.
+func (s *Session) close(c *closure) {
+	if s.phase == phaseClosed {
+		return
+	}
+	s.phase = phaseClosed
+	s.closure = c
+	if s.round != nil && s.round.handshakeID != nil {
+		// The held handshake result is never released.
+		s.toClient(c.response(s.round.handshakeID))
+	}
+	s.round = nil
+	for _, k := range sortedKeys(s.pending) {
+		s.toClient(c.response(s.pending[k].id))
+	}
+	clear(s.pending)
+	clear(s.own)
+	for _, frame := range s.queue {
+		m, err := jsonrpc.Peek(frame)
+		if err == nil && m.Kind == jsonrpc.Request {
+			s.toClient(c.response(m.ID))
+		}
+	}
+	s.queue, s.queueBytes = nil, 0
+	s.held, s.heldBytes = nil, 0
+}
+
+func (s *Session) closeUnverified(reason, message string) {
+	s.close(s.newClosure(CodeUnverified, message, s.errorData(reason)))
+}
+
+func (s *Session) closeHeld(err error) {
+	s.log.Error("pin store unavailable: holding the session", "server", s.cfg.Identity.ID, "err", err)
+	d := s.errorData(ReasonPinStore)
+	msg := fmt.Sprintf("mcpseal: the pin store for server %s is missing, unreadable or tampered with; the session is held (run: mcpseal verify)", s.cfg.Identity.Label)
+	s.close(s.newClosure(CodeHeld, msg, d))
+}
+
+func (s *Session) block(changes []contract.Change) {
+	d := s.errorData(ReasonDrift)
+	d.Review = "mcpseal review " + s.cfg.Identity.ID
+	d.Changes = changeRefs(changes)
+	msg := fmt.Sprintf("mcpseal: session blocked: the contract of server %s changed since it was pinned; review it with: mcpseal review %s", s.cfg.Identity.Label, s.cfg.Identity.ID)
+	s.close(s.newClosure(CodeBlocked, msg, d))
+}
+
+// observe checks c against the pin store and reports drift. It returns
+// whether traffic may flow.
+func (s *Session) observe(profile string, c *contract.Contract, midSession bool) bool {
+	res, err := s.cfg.Pins.Observe(s.cfg.Identity, profile, c, s.cfg.Posture, s.cfg.Now())
+	if err != nil {
+		s.closeHeld(err)
+		return false
+	}
+	switch res.Outcome {
+	case pin.FirstPin, pin.Match, pin.ProfileAdded:
+		s.verified[profile] = c
+		if s.cfg.OnVerified != nil {
+			s.cfg.OnVerified(profile, res.Outcome, c)
+		}
+		return true
+	case pin.Drift:
+		monitor := s.cfg.Posture == pin.Monitor
+		if s.cfg.OnDrift != nil {
+			s.cfg.OnDrift(DriftReport{Identity: s.cfg.Identity, Profile: profile, Result: res, Observed: c, Forwarded: monitor, MidSession: midSession})
+		}
+		if monitor {
+			s.log.Warn("contract drift (monitor posture: forwarded anyway)", "server", s.cfg.Identity.ID, "changes", len(res.Changes))
+			s.verified[profile] = c
+			return true
+		}
+		s.log.Warn("contract drift: session blocked", "server", s.cfg.Identity.ID, "changes", len(res.Changes))
+		s.block(res.Changes)
+		return false
+	}
+	s.closeHeld(errors.New("pin store returned an unknown outcome"))
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,345 @@
+package gate
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/pin"
+)
+
+// A round is one verification of one profile: the gate's own discover (for
+// a modern client that skipped it) and listings, then the pin check.
+type round struct {
+	profile string
+	modern  bool
+	meta    *modernMeta
+	// result is the held handshake result, released on success; nil when
+	// the round was started by an ordinary modern request.
+	result []byte
+	// handshakeID answers the held handshake on failure.
+	handshakeID []byte
+
+	needDiscover bool
+	instructions *string
+	listings     map[contract.Kind]*listing
+	total        int
+	deadline     time.Time
+}
+
+type listing struct {
+	kind    contract.Kind
+	items   [][]byte
+	cursors map[string]bool
+	pages   int
+	done    bool
+	// tolerant: the server's capabilities were not known (its discover
+	// failed), so any listing error counts as an empty listing.
+	tolerant bool
+}
+
+type ownRequest struct {
+	discover bool
+	kind     contract.Kind
+}
+
+// NewIDPrefix returns a random prefix for the gate's own request ids.
+func NewIDPrefix() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return "mcpseal-" + hex.EncodeToString(b[:])
+}
+
+func (s *Session) newOwnID() []byte {
+	for {
+		s.nextID++
+		id := strconv.AppendQuote(nil, s.cfg.IDPrefix+"-"+strconv.Itoa(s.nextID))
+		if _, taken := s.pending[jsonrpc.IDKey(id)]; !taken {
+			return id
+		}
+	}
+}
+
+func (s *Session) startRound(r *round) {
+	s.phase = phaseListing
+	s.round = r
+	r.deadline = s.cfg.Now().Add(s.cfg.Limits.VerifyTimeout)
+	if r.needDiscover {
+		s.sendOwn(methodDiscover, &ownRequest{discover: true}, s.ownParams(r, ""))
+		return
+	}
+	s.startListings(r, nil, false)
+}
+
+// startListings asks for the first page of every kind the server's
+// capabilities offer (all four when they are unknown).
+func (s *Session) startListings(r *round, caps []byte, unknown bool) {
+	r.listings = make(map[contract.Kind]*listing)
+	for _, k := range contract.Kinds {
+		if !unknown && !offers(caps, k) {
+			continue
+		}
+		r.listings[k] = &listing{kind: k, cursors: make(map[string]bool), tolerant: unknown}
+		s.sendOwn(k.ListMethod(), &ownRequest{kind: k}, s.ownParams(r, ""))
+	}
+	s.maybeFinish()
+}
+
+// offers reports whether server capabilities offer listings of kind k.
+func offers(caps []byte, k contract.Kind) bool {
+	switch k {
+	case contract.Tools:
+		return member(caps, "tools") != nil
+	case contract.Prompts:
+		return member(caps, "prompts") != nil
+	default:
+		return member(caps, "resources") != nil
+	}
+}
+
+func (s *Session) ownParams(r *round, cursor string) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	sep := ""
+	if cursor != "" {
+		b.WriteString(`"cursor":`)
+		b.Write(strconv.AppendQuote(nil, cursor))
+		sep = ","
+	}
+	if r.modern && r.meta != nil {
+		b.WriteString(sep)
+		b.WriteString(`"_meta":{`)
+		b.WriteString(strconv.Quote(metaProtocolVersion) + ":" + strconv.Quote(r.meta.protocolVersion))
+		if r.meta.capabilities != nil {
+			b.WriteString("," + strconv.Quote(metaClientCapabilities) + ":")
+			b.Write(r.meta.capabilities)
+		}
+		if r.meta.clientInfo != nil {
+			b.WriteString("," + strconv.Quote(metaClientInfo) + ":")
+			b.Write(r.meta.clientInfo)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func (s *Session) sendOwn(method string, o *ownRequest, params []byte) {
+	id := s.newOwnID()
+	s.own[jsonrpc.IDKey(id)] = o
+	s.toServer(jsonrpc.NewRequest(id, method, params))
+}
+
+// handshakeResult handles the result of the client's initialize or
+// server/discover that opened the session.
+func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []byte) {
+	if m.Error != nil {
+		// A legacy server refusing a discover probe, or a refused
+		// initialize: pass the error on at once so the client can fall
+		// back, and wait for its next handshake.
+		s.phase = phaseIdle
+		s.toClient(frame)
+		return
+	}
+	instr, ok := instructionsOf(m.Result)
+	if !ok {
+		s.phase = phaseIdle
+		s.pending[jsonrpc.IDKey(p.id)] = p // so that close answers it
+		s.closeUnverified(ReasonInvalidDefinition, "mcpseal: server "+s.cfg.Identity.Label+" sent instructions that are not a string")
+		return
+	}
+	caps := member(m.Result, "capabilities")
+	r := &round{result: frame, handshakeID: p.id, instructions: instr}
+	if p.modern {
+		r.modern, r.meta, r.profile = true, p.meta, p.meta.profile()
+	} else {
+		version := paramString(m.Result, "protocolVersion")
+		s.legacy = true
+		s.legacyProfile = pin.ProfileKey(version, p.clientCaps)
+		r.profile = s.legacyProfile
+		// The server may refuse listings until it is told the client is
+		// initialized; the gate says so itself and drops the client's copy.
+		s.toServer(jsonrpc.NewNotification(methodInitialized, nil))
+		s.dropInitialized = true
+	}
+	s.phase = phaseListing
+	s.round = r
+	r.deadline = s.cfg.Now().Add(s.cfg.Limits.VerifyTimeout)
+	s.startListings(r, caps, false)
+}
+
+// instructionsOf returns result.instructions; ok is false when present
+// but not a string.
+func instructionsOf(result []byte) (*string, bool) {
+	raw := member(result, "instructions")
+	if raw == nil || string(raw) == "null" {
+		return nil, true
+	}
+	v, err := jsonrpc.DecodeString(raw)
+	if err != nil {
+		return nil, false
+	}
+	return &v, true
+}
+
+// ownResponse handles the answer to one of the gate's own requests.
+func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
+	r := s.round
+	if r == nil || s.phase != phaseListing {
+		return
+	}
+	if o.discover {
+		if m.Error != nil {
+			// A server that cannot be discovered: list everything it
+			// will list, with no instructions.
+			s.log.Warn("server/discover failed during verification; listing every kind", "server", s.cfg.Identity.ID)
+			s.startListings(r, nil, true)
+			return
+		}
+		instr, ok := instructionsOf(m.Result)
+		if !ok {
+			s.closeUnverified(ReasonInvalidDefinition, "mcpseal: server "+s.cfg.Identity.Label+" sent instructions that are not a string")
+			return
+		}
+		r.instructions = instr
+		s.startListings(r, member(m.Result, "capabilities"), false)
+		return
+	}
+	l := r.listings[o.kind]
+	if l == nil || l.done {
+		return
+	}
+	if m.Error != nil {
+		code := errorCode(m.Error)
+		if l.tolerant || code == -32601 {
+			l.done = true
+			s.maybeFinish()
+			return
+		}
+		s.closeUnverified(ReasonListingFailed, fmt.Sprintf("mcpseal: server %s failed to list its %s (error %d)", s.cfg.Identity.Label, o.kind, code))
+		return
+	}
+	items, next, err := listPage(m.Result, o.kind)
+	if err != nil {
+		s.closeUnverified(ReasonListingFailed, fmt.Sprintf("mcpseal: server %s sent a malformed %s listing", s.cfg.Identity.Label, o.kind))
+		return
+	}
+	l.pages++
+	l.items = append(l.items, items...)
+	r.total += len(items)
+	if r.total > s.cfg.Limits.MaxDefinitions {
+		s.closeUnverified(ReasonTooMany, fmt.Sprintf("mcpseal: server %s listed more than %d definitions", s.cfg.Identity.Label, s.cfg.Limits.MaxDefinitions))
+		return
+	}
+	if next == "" {
+		l.done = true
+		s.maybeFinish()
+		return
+	}
+	if l.cursors[next] {
+		s.closeUnverified(ReasonPaging, fmt.Sprintf("mcpseal: server %s repeated a %s cursor (a paging loop)", s.cfg.Identity.Label, o.kind))
+		return
+	}
+	if l.pages >= s.cfg.Limits.MaxPages {
+		s.closeUnverified(ReasonPaging, fmt.Sprintf("mcpseal: server %s listed more than %d pages of %s", s.cfg.Identity.Label, s.cfg.Limits.MaxPages, o.kind))
+		return
+	}
+	l.cursors[next] = true
+	s.sendOwn(o.kind.ListMethod(), &ownRequest{kind: o.kind}, s.ownParams(r, next))
+}
+
+// listPage splits a list result into its definitions and next cursor.
+func listPage(result []byte, k contract.Kind) (items [][]byte, next string, err error) {
+	ms, err := jsonrpc.Members(result)
+	if err != nil {
+		return nil, "", err
+	}
+	var arr []byte
+	for _, m := range ms {
+		switch m.Key {
+		case k.ResultMember():
+			arr = m.Value
+		case "nextCursor":
+			if string(m.Value) != "null" {
+				if next, err = jsonrpc.DecodeString(m.Value); err != nil {
+					return nil, "", err
+				}
+			}
+		}
+	}
+	if arr == nil {
+		return nil, "", fmt.Errorf("no %s member", k)
+	}
+	items, err = jsonrpc.Elements(arr)
+	return items, next, err
+}
+
+func errorCode(raw []byte) int {
+	c := member(raw, "code")
+	n, err := strconv.Atoi(string(c))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// maybeFinish ends the round when every listing is complete.
+func (s *Session) maybeFinish() {
+	r := s.round
+	if r == nil || r.needDiscover && r.listings == nil {
+		return
+	}
+	for _, l := range r.listings {
+		if !l.done {
+			return
+		}
+	}
+	raw := make(map[contract.Kind][][]byte)
+	for k, l := range r.listings {
+		raw[k] = l.items
+	}
+	c, err := contract.Parse(raw, r.instructions)
+	if err != nil {
+		s.closeInvalid(err)
+		return
+	}
+	if ch, ok := duplicateName(c); ok {
+		d := s.errorData(ReasonDuplicateName)
+		d.Changes = []ChangeRef{ch}
+		s.close(s.newClosure(CodeUnverified, "mcpseal: server "+s.cfg.Identity.Label+" listed two definitions under one name", d))
+		return
+	}
+	if !s.observe(r.profile, c, false) {
+		return
+	}
+	s.round = nil
+	s.release(r.result)
+}
+
+func (s *Session) closeInvalid(err error) {
+	d := s.errorData(ReasonInvalidDefinition)
+	if de, ok := err.(*contract.DefinitionError); ok {
+		d.Changes = []ChangeRef{{Kind: string(de.Kind), Name: contract.SafeName(de.Name), Labels: []string{"invalid-definition", de.Reason}}}
+	}
+	s.close(s.newClosure(CodeUnverified, "mcpseal: server "+s.cfg.Identity.Label+" sent a definition with no canonical form (duplicate keys, no name or not an object)", d))
+}
+
+// duplicateName finds two definitions of one kind under one name.
+func duplicateName(c *contract.Contract) (ChangeRef, bool) {
+	for _, k := range contract.Kinds {
+		defs := c.Defs[k]
+		for i := 1; i < len(defs); i++ {
+			if defs[i].Name == defs[i-1].Name {
+				return ChangeRef{Kind: string(k), Name: contract.SafeName(defs[i].Name), Labels: []string{"duplicate-name"}}, true
+			}
+		}
+	}
+	return ChangeRef{}, false
+}

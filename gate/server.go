@@ -1,0 +1,202 @@
+package gate
+
+import (
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+// FromServer takes one frame from the server.
+func (s *Session) FromServer(frame []byte) []Out {
+	s.out = nil
+	s.fromServer(frame)
+	return s.flush()
+}
+
+func (s *Session) fromServer(frame []byte) {
+	if s.phase == phaseClosed {
+		return
+	}
+	m, err := jsonrpc.Peek(frame)
+	if err != nil {
+		// Servers that print banners or logs on stdout: the client never
+		// sees them; the user does, on stderr, without the content.
+		s.log.Warn("server wrote a line that is not a JSON-RPC message to stdout: not forwarded", "server", s.cfg.Identity.ID, "bytes", len(frame), "err", err)
+		return
+	}
+	switch m.Kind {
+	case jsonrpc.Batch:
+		s.log.Warn("JSON-RPC batch from the server: not forwarded", "server", s.cfg.Identity.ID)
+		return
+	case jsonrpc.Response:
+		s.serverResponse(m, frame)
+		return
+	}
+	// A server request (sampling, roots, elicitation, ping) or notification.
+	if s.phase == phaseOpen {
+		s.toClient(frame)
+		return
+	}
+	s.hold(frame)
+}
+
+func (s *Session) hold(frame []byte) {
+	if len(s.held) >= s.cfg.Limits.MaxHeld || s.heldBytes+len(frame) > s.cfg.Limits.MaxHeldBytes {
+		s.log.Warn("server message dropped: too many messages held for verification", "server", s.cfg.Identity.ID)
+		return
+	}
+	s.held = append(s.held, frame)
+	s.heldBytes += len(frame)
+}
+
+func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
+	key := jsonrpc.IDKey(m.ID)
+	if o, ok := s.own[key]; ok {
+		delete(s.own, key)
+		s.ownResponse(o, m)
+		return
+	}
+	p, ok := s.pending[key]
+	if !ok {
+		// Forwarding it could let the client match it to a request the
+		// gate has not checked.
+		s.log.Warn("response with an id no request is waiting for: not forwarded", "server", s.cfg.Identity.ID)
+		return
+	}
+	delete(s.pending, key)
+	switch {
+	case p.handshake:
+		s.handshakeResult(p, m, frame)
+	case m.Result == nil:
+		s.toClient(frame)
+	case p.kind != "":
+		s.checkListing(p, m, frame)
+	case p.recheck:
+		s.recheckHandshake(p, m, frame)
+	default:
+		s.toClient(frame)
+	}
+}
+
+// recheckHandshake checks the instructions of a repeated initialize or
+// server/discover against the verified contract.
+func (s *Session) recheckHandshake(p *pendingRequest, m jsonrpc.Message, frame []byte) {
+	base := s.verified[p.profile]
+	instr, ok := instructionsOf(m.Result)
+	if !ok {
+		s.pending[jsonrpc.IDKey(p.id)] = p
+		s.closeUnverified(ReasonInvalidDefinition, "mcpseal: server "+s.cfg.Identity.Label+" sent instructions that are not a string")
+		return
+	}
+	if base != nil && equalInstructions(base.Instructions, instr) {
+		s.toClient(frame)
+		return
+	}
+	observed := overlay(base, nil, nil)
+	observed.Instructions = instr
+	s.midSessionDrift(p, observed, frame)
+}
+
+func equalInstructions(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// checkListing checks one page of a client's own listing against the
+// verified contract for its profile, then forwards it or blocks.
+func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byte) {
+	base := s.verified[p.profile]
+	items, next, err := listPage(m.Result, p.kind)
+	if err != nil || base == nil {
+		s.pending[jsonrpc.IDKey(p.id)] = p
+		s.closeUnverified(ReasonListingFailed, "mcpseal: server "+s.cfg.Identity.Label+" sent a malformed "+string(p.kind)+" listing")
+		return
+	}
+	var page []contract.Definition
+	drift := false
+	seen := make(map[string]bool, len(items))
+	for _, raw := range items {
+		d, err := contract.NewDefinition(p.kind, raw)
+		if err != nil {
+			s.pending[jsonrpc.IDKey(p.id)] = p
+			s.closeInvalid(err)
+			return
+		}
+		if seen[d.Name] {
+			s.pending[jsonrpc.IDKey(p.id)] = p
+			ed := s.errorData(ReasonDuplicateName)
+			ed.Changes = []ChangeRef{{Kind: string(p.kind), Name: contract.SafeName(d.Name), Labels: []string{"duplicate-name"}}}
+			s.close(s.newClosure(CodeUnverified, "mcpseal: server "+s.cfg.Identity.Label+" listed two definitions under one name", ed))
+			return
+		}
+		seen[d.Name] = true
+		page = append(page, d)
+		if pinned, ok := base.Lookup(p.kind, d.Name); !ok || pinned.Digest != d.Digest {
+			drift = true
+		}
+	}
+	// Follow the pages of this listing so that a definition dropped from
+	// a complete listing is seen too.
+	removed := s.seqs.track(p.profile, p.kind, p.cursor, next, page, base)
+	if len(removed) > 0 {
+		drift = true
+	}
+	if !drift {
+		s.toClient(frame)
+		return
+	}
+	observed := overlay(base, page, removed)
+	s.midSessionDrift(p, observed, frame)
+}
+
+// midSessionDrift records a drift seen inside a verified session: under
+// monitor the frame is forwarded, otherwise the session is blocked and the
+// request gets the block error.
+func (s *Session) midSessionDrift(p *pendingRequest, observed *contract.Contract, frame []byte) {
+	s.pending[jsonrpc.IDKey(p.id)] = p
+	if !s.observe(p.profile, observed, true) {
+		return // closed: p was answered with the closure error
+	}
+	delete(s.pending, jsonrpc.IDKey(p.id))
+	s.toClient(frame)
+}
+
+// overlay returns base with page's definitions put in (replacing those of
+// the same kind and name) and removed taken out.
+func overlay(base *contract.Contract, page []contract.Definition, removed []contract.Definition) *contract.Contract {
+	defs := make(map[contract.Kind][]contract.Definition)
+	var instr *string
+	if base != nil {
+		instr = base.Instructions
+		for _, k := range contract.Kinds {
+			defs[k] = append([]contract.Definition(nil), base.Defs[k]...)
+		}
+	}
+	drop := make(map[contract.Kind]map[string]bool)
+	mark := func(d contract.Definition) {
+		if drop[d.Kind] == nil {
+			drop[d.Kind] = make(map[string]bool)
+		}
+		drop[d.Kind][d.Name] = true
+	}
+	for _, d := range page {
+		mark(d)
+	}
+	for _, d := range removed {
+		mark(d)
+	}
+	for k, names := range drop {
+		kept := defs[k][:0]
+		for _, d := range defs[k] {
+			if !names[d.Name] {
+				kept = append(kept, d)
+			}
+		}
+		defs[k] = kept
+	}
+	for _, d := range page {
+		defs[d.Kind] = append(defs[d.Kind], d)
+	}
+	return contract.New(defs, instr)
+}

@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/stdio"
+)
+
+func init() { register(newRunCmd) }
+
+type runFlags struct {
+	name          string
+	posture       string
+	maxFrame      int
+	verifyTimeout time.Duration
+	logLevel      string
+}
+
+func newRunCmd(e *env) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- COMMAND [ARGS...]",
+		Short: "Run a stdio MCP server behind the gate",
+		Long: `Run starts COMMAND as a stdio MCP server and puts the session gate between
+it and the client that started mcpseal (stdin and stdout are the protocol
+channel; logs go to stderr).
+
+The first session pins the server's contract: every tool, prompt, resource
+and resource template definition and the instructions. Every later session,
+and every listing inside every session, is checked against the pin before the
+client sees it. When the contract drifts the session is blocked: queued calls
+never reach the server, every waiting request gets JSON-RPC error -32001 that
+names the server, the review command and the change labels, and stderr shows a
+labelled diff. Review it with 'mcpseal review ID' and accept it with
+'mcpseal approve ID'.
+
+The server's identity is --name when given, otherwise a digest of the exact
+command line. Pins live in $MCPSEAL_HOME (default ~/.mcpseal).
+
+Postures:
+  guard    any drift blocks the session (default)
+  strict   as guard, and a new capability profile of a pinned server must
+           match a pinned profile exactly
+  monitor  drift is recorded and reported on stderr, traffic is forwarded;
+           this is not protection
+
+Exit status: 0 when the client closed the session, 3 blocked on drift,
+4 held because the pin store is missing or tampered, 5 the server exited or
+crashed first, 6 the contract could not be verified, 2 usage.
+
+In a client's config, replace the server's command with:
+  mcpseal run --name NAME -- <original command> <args...>`,
+		Example: `  mcpseal run -- npx -y @modelcontextprotocol/server-memory
+  mcpseal run --name files -- npx -y @modelcontextprotocol/server-filesystem /tmp`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+				return &usageError{withHint(errors.New("run needs the server command after --"), "mcpseal run [--name NAME] -- COMMAND [ARGS...]")}
+			}
+			return runServer(e, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.name, "name", "", "the server's `NAME` (its identity); default: a digest of the command line")
+	fl.StringVar(&f.posture, "posture", "guard", "`guard`, strict or monitor")
+	fl.IntVar(&f.maxFrame, "max-frame", jsonrpc.DefaultMaxFrame, "largest message in `BYTES` either way")
+	fl.DurationVar(&f.verifyTimeout, "verify-timeout", gate.DefaultLimits.VerifyTimeout, "how long the server may take to list its contract")
+	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")
+	return cmd
+}
+
+func runServer(e *env, f runFlags, argv []string) error {
+	posture, err := pin.ParsePosture(f.posture)
+	if err != nil {
+		return &usageError{err}
+	}
+	if f.maxFrame < 1024 {
+		return &usageError{errors.New("--max-frame must be at least 1024 bytes")}
+	}
+	logger, err := newLogger(e.stderr, f.logLevel)
+	if err != nil {
+		return &usageError{err}
+	}
+	id := pin.IdentityForArgv(argv)
+	if f.name != "" {
+		id = pin.IdentityForName(f.name)
+	}
+	logger = logger.With("server", id.Label)
+	home, err := pin.DefaultHome(e.getenv)
+	if err != nil {
+		return exitWith(ExitHeld, err)
+	}
+	store, err := pin.Open(home)
+	if err != nil {
+		return exitWith(ExitHeld, withHint(err, "mcpseal keeps its pins in $MCPSEAL_HOME (default ~/.mcpseal)"))
+	}
+	r := &reporter{w: e.stderr, id: id}
+	g := gate.New(gate.Config{
+		Identity:   id,
+		Posture:    posture,
+		Pins:       store,
+		Limits:     gate.Limits{VerifyTimeout: f.verifyTimeout},
+		IDPrefix:   gate.NewIDPrefix(),
+		Logger:     logger,
+		OnDrift:    r.drift,
+		OnVerified: r.verified,
+	})
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	res, err := stdio.Run(ctx, stdio.Config{
+		Argv:      argv,
+		MaxFrame:  f.maxFrame,
+		Gate:      g,
+		ClientIn:  e.stdin,
+		ClientOut: e.stdout,
+		Stderr:    e.stderr,
+		Logger:    logger,
+	})
+	if err != nil {
+		return exitWith(ExitServer, err)
+	}
+	return exitWith(runExitCode(res), nil)
+}
+
+// runExitCode maps how a session ended to mcpseal's exit status.
+func runExitCode(res stdio.Result) int {
+	if res.Gate.Closed {
+		switch res.Gate.Code {
+		case gate.CodeBlocked:
+			return ExitBlocked
+		case gate.CodeHeld:
+			return ExitHeld
+		case gate.CodeUnverified:
+			return ExitVerify
+		}
+	}
+	if res.ServerExited {
+		return ExitServer
+	}
+	return ExitOK
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("unknown log level %q", level)
+	}
+	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}})
+	return slog.New(h).With("app", "mcpseal"), nil
+}
+
+// reporter writes the gate's findings to the terminal (stderr).
+type reporter struct {
+	w  io.Writer
+	id pin.Identity
+}
+
+func (r *reporter) verified(profile string, outcome pin.Outcome, c *contract.Contract) {
+	switch outcome {
+	case pin.FirstPin:
+		fmt.Fprintf(r.w, "mcpseal: pinned %s for %s (%s)\n", countDefs(c), r.id.Label, r.id.ID)
+	case pin.ProfileAdded:
+		fmt.Fprintf(r.w, "mcpseal: pinned a new client profile (%s) for %s (%s): %s\n", profile, r.id.Label, r.id.ID, countDefs(c))
+	}
+}
+
+func countDefs(c *contract.Contract) string {
+	var parts []string
+	for _, k := range contract.Kinds {
+		if n := len(c.Defs[k]); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s(s)", n, k.Singular()))
+		}
+	}
+	if c.Instructions != nil {
+		parts = append(parts, "instructions")
+	}
+	if len(parts) == 0 {
+		return "an empty contract"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *reporter) drift(d gate.DriftReport) {
+	w := r.w
+	fmt.Fprintf(w, "\nmcpseal: CONTRACT CHANGED SINCE YOU APPROVED THIS SERVER\n\n")
+	fmt.Fprintf(w, "  server: %s (%s)\n", r.id.Label, r.id.ID)
+	if d.MidSession {
+		fmt.Fprintf(w, "  seen:   in a listing inside a verified session\n")
+	}
+	fmt.Fprintln(w)
+	if err := contract.RenderDiff(w, d.Result.Pinned, d.Observed, d.Result.Changes); err != nil {
+		fmt.Fprintf(w, "mcpseal: error: cannot render the diff: %v\n", err)
+	}
+	fmt.Fprintln(w)
+	if d.Forwarded {
+		fmt.Fprintf(w, "  Posture monitor: the session was NOT blocked. This is not protection.\n")
+	} else {
+		fmt.Fprintf(w, "  This session is blocked. Queued calls were not forwarded to the server.\n")
+	}
+	fmt.Fprintf(w, "  Review the change:        mcpseal review %s\n", r.id.ID)
+	fmt.Fprintf(w, "  If you accept it, then:   mcpseal approve %s\n\n", r.id.ID)
+}
