@@ -33,6 +33,7 @@ const (
 // Reasons carried in error data. Stable strings.
 const (
 	ReasonDrift             = "drift"
+	ReasonUnapproved        = "awaiting-approval"
 	ReasonPinStore          = "pin-store"
 	ReasonTimeout           = "timeout"
 	ReasonInvalidDefinition = "invalid-definition"

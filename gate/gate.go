@@ -366,11 +366,15 @@ func (s *Session) closeHeld(err error) {
 	s.close(s.newClosure(CodeHeld, msg, d))
 }
 
-func (s *Session) block(changes []contract.Change) {
+func (s *Session) block(res pin.Result) {
 	d := s.errorData(ReasonDrift)
 	d.Review = "mcpseal review " + s.cfg.Identity.ID
-	d.Changes = changeRefs(changes)
+	d.Changes = changeRefs(res.Changes)
 	msg := fmt.Sprintf("mcpseal: session blocked: the contract of server %s changed since it was pinned; review it with: mcpseal review %s", s.cfg.Identity.Label, s.cfg.Identity.ID)
+	if res.AwaitingApproval {
+		d.Reason = ReasonUnapproved
+		msg = fmt.Sprintf("mcpseal: session blocked: server %s has no approved contract yet (posture strict); review it with: mcpseal review %s", s.cfg.Identity.Label, s.cfg.Identity.ID)
+	}
 	s.close(s.newClosure(CodeBlocked, msg, d))
 }
 
@@ -400,7 +404,7 @@ func (s *Session) observe(profile string, c *contract.Contract, midSession bool)
 			return true
 		}
 		s.log.Warn("contract drift: session blocked", "server", s.cfg.Identity.ID, "changes", len(res.Changes))
-		s.block(res.Changes)
+		s.block(res)
 		return false
 	}
 	s.closeHeld(errors.New("pin store returned an unknown outcome"))

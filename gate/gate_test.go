@@ -526,3 +526,32 @@ func TestInvalidClientMessageAnsweredNotForwarded(t *testing.T) {
 		t.Errorf("server received %v", srv.received)
 	}
 }
+
+func TestStrictFirstUseHeldUntilApproved(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	srv := newFakeServer(toolWeather)
+	h := newHarness(t, home, pin.Strict, srv)
+	code, data := errorOf(t, h.client(initLegacy)[0])
+	if code != gate.CodeBlocked || data.Reason != gate.ReasonUnapproved || len(data.Changes) != 1 {
+		t.Fatalf("code %d data %+v", code, data)
+	}
+	store, err := pin.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := pin.IdentityForName("test-server").ID
+	rec, err := store.Get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.MarkReviewed(id, rec.Pending.Digest); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Approve(id, rec.Pending.Digest, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if res := newHarness(t, home, pin.Strict, newFakeServer(toolWeather)).legacySession(initLegacy); strings.Contains(res, `"error"`) {
+		t.Fatalf("after approval: %s", res)
+	}
+}

@@ -54,8 +54,9 @@ command line. Pins live in $MCPSEAL_HOME (default ~/.mcpseal).
 
 Postures:
   guard    any drift blocks the session (default)
-  strict   as guard, and a new capability profile of a pinned server must
-           match a pinned profile exactly
+  strict   nothing is trusted without review: the first session of a new
+           server is held until 'mcpseal approve', and a new capability
+           profile of a pinned server must match a pinned profile exactly
   monitor  drift is recorded and reported on stderr, traffic is forwarded;
            this is not protection
 
@@ -201,7 +202,11 @@ func countDefs(c *contract.Contract) string {
 
 func (r *reporter) drift(d gate.DriftReport) {
 	w := r.w
-	fmt.Fprintf(w, "\nmcpseal: CONTRACT CHANGED SINCE YOU APPROVED THIS SERVER\n\n")
+	if d.Result.AwaitingApproval {
+		fmt.Fprintf(w, "\nmcpseal: THIS SERVER HAS NO APPROVED CONTRACT YET (posture strict)\n\n")
+	} else {
+		fmt.Fprintf(w, "\nmcpseal: CONTRACT CHANGED SINCE YOU APPROVED THIS SERVER\n\n")
+	}
 	fmt.Fprintf(w, "  server: %s (%s)\n", r.id.Label, r.id.ID)
 	if d.MidSession {
 		fmt.Fprintf(w, "  seen:   in a listing inside a verified session\n")
