@@ -1,70 +1,136 @@
 package stdio
 
-import "sync"
+import (
+	"sync"
 
-// A queue holds frames for one writer goroutine. Push never blocks: the
-// run loop bounds the queue by not reading from the other side while the
-// queue is over its soft limit, and every message the gate handles adds a
-// bounded burst.
-type queue struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	frames [][]byte
-	bytes  int
-	closed bool
-	kick   chan<- struct{}
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+// An outlet writes frames to one peer, in the order they were pushed.
+//
+// Frames are pushed under the gate's lock, so their order is the gate's.
+// Writing happens outside every lock, by whichever goroutine drains: the
+// reader goroutine of the other peer drains directly (a message read from
+// the client is written to the server by the same goroutine, with no
+// hand-off), while frames pushed by the peer's own reader are written by
+// the outlet's goroutine. A reader therefore never blocks on a write to its
+// own peer — the one wait that could deadlock two peers that each stop
+// reading while their writes are blocked.
+type outlet struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	frames  [][]byte
+	bytes   int
+	writing bool // a goroutine is draining
+	closed  bool // no more frames; finish once drained
+	err     error
+	w       *jsonrpc.Writer
+	// onFail is called once, outside the lock, when a write fails.
+	onFail func(error)
+	// finish is called once when the outlet is closed and drained.
+	finish func()
 }
 
-func newQueue(kick chan<- struct{}) *queue {
-	q := &queue{kick: kick}
-	q.cond = sync.NewCond(&q.mu)
-	return q
+func newOutlet(w *jsonrpc.Writer, onFail func(error), finish func()) *outlet {
+	o := &outlet{w: w, onFail: onFail, finish: finish}
+	o.cond = sync.NewCond(&o.mu)
+	return o
 }
 
-func (q *queue) push(f []byte) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
+// push queues a frame; it never blocks on I/O.
+func (o *outlet) push(f []byte) {
+	o.mu.Lock()
+	if !o.closed && o.err == nil {
+		o.frames = append(o.frames, f)
+		o.bytes += len(f)
+	}
+	o.mu.Unlock()
+}
+
+// drain writes queued frames on the calling goroutine, unless another
+// goroutine is already draining (it will write them).
+func (o *outlet) drain() {
+	o.mu.Lock()
+	o.drainLocked()
+	o.mu.Unlock()
+}
+
+func (o *outlet) drainLocked() {
+	if o.writing {
 		return
 	}
-	q.frames = append(q.frames, f)
-	q.bytes += len(f)
-	q.cond.Signal()
+	o.writing = true
+	var failed error
+	for len(o.frames) > 0 && o.err == nil {
+		f := o.frames[0]
+		o.frames[0] = nil
+		o.frames = o.frames[1:]
+		o.mu.Unlock()
+		err := o.w.Write(f)
+		o.mu.Lock()
+		o.bytes -= len(f)
+		if err != nil {
+			o.err, failed = err, err
+			o.frames, o.bytes = nil, 0
+		}
+		o.cond.Broadcast()
+	}
+	o.writing = false
+	o.cond.Broadcast()
+	if failed != nil && o.onFail != nil {
+		o.mu.Unlock()
+		o.onFail(failed)
+		o.mu.Lock()
+	}
 }
 
-// size returns the number of queued bytes and frames.
-func (q *queue) size() (bytes, frames int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.bytes, len(q.frames)
+// wake asks the outlet's goroutine to drain, when there is something to
+// write and nobody writing (waking it for nothing costs a thread switch on
+// every message).
+func (o *outlet) wake() {
+	o.mu.Lock()
+	if len(o.frames) > 0 && !o.writing {
+		o.cond.Broadcast()
+	}
+	o.mu.Unlock()
 }
 
-// close lets the writer finish what is queued, then stop.
-func (q *queue) close() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.closed = true
-	q.cond.Broadcast()
+// waitBelow blocks while more than limit bytes wait and the outlet can
+// still write.
+func (o *outlet) waitBelow(limit int) {
+	o.mu.Lock()
+	for o.bytes > limit && o.err == nil && !o.closed {
+		o.cond.Wait()
+	}
+	o.mu.Unlock()
 }
 
-// pop waits for a frame; ok is false once the queue is closed and empty.
-func (q *queue) pop() (f []byte, ok bool) {
-	q.mu.Lock()
-	for len(q.frames) == 0 && !q.closed {
-		q.cond.Wait()
+// close lets the outlet finish what is queued, then call finish.
+func (o *outlet) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.cond.Broadcast()
+	o.mu.Unlock()
+}
+
+// run is the outlet's goroutine: it drains what nobody else drains and
+// finishes the outlet once closed.
+func (o *outlet) run() {
+	o.mu.Lock()
+	for {
+		for (len(o.frames) == 0 || o.writing || o.err != nil) && !(o.closed && !o.writing) {
+			o.cond.Wait()
+		}
+		if len(o.frames) > 0 && o.err == nil {
+			o.drainLocked()
+			continue
+		}
+		if o.closed && !o.writing {
+			break
+		}
 	}
-	if len(q.frames) == 0 {
-		q.mu.Unlock()
-		return nil, false
+	o.mu.Unlock()
+	if o.finish != nil {
+		o.finish()
 	}
-	f = q.frames[0]
-	q.frames[0] = nil
-	q.frames = q.frames[1:]
-	q.bytes -= len(f)
-	q.mu.Unlock()
-	select {
-	case q.kick <- struct{}{}:
-	default:
-	}
-	return f, true
 }

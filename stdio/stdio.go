@@ -2,12 +2,13 @@
 // session gate: the client speaks newline-delimited JSON-RPC on mcpseal's
 // stdin and stdout, the server on the child's.
 //
-// Frames are read with a size limit and handed to the gate one at a time;
-// what the gate returns is queued for two writer goroutines. While the
-// queue towards one side is over its soft limit the loop stops reading
-// from the other side, so a peer that does not read slows its counterpart
-// down instead of growing a buffer, and neither direction can deadlock the
-// other. The child's stderr passes through, bounded. When the client
+// Frames are read with a size limit and handed to the gate one at a time,
+// under one lock; each reader goroutine writes what goes to the other peer
+// itself (no hand-off on the hot path), and what goes back to its own peer
+// is written by that peer's outlet goroutine. While the frames waiting for
+// one peer pass a soft limit, the other peer is not read, so a peer that
+// does not read slows its counterpart down instead of growing a buffer, and
+// neither direction can deadlock the other. The child's stderr passes through, bounded. When the client
 // closes stdin the child's stdin is closed, then the child's process group
 // gets SIGTERM and SIGKILL, each after a bounded wait.
 package stdio
@@ -38,8 +39,6 @@ const (
 	// softQueueBytes is how much may wait for one writer before the loop
 	// stops reading from the other side.
 	softQueueBytes = 4 << 20
-	// softQueueFrames bounds the frames waiting for one writer likewise.
-	softQueueFrames = 4096
 )
 
 // Config configures Run.
@@ -71,12 +70,6 @@ type Result struct {
 	ServerErr error
 }
 
-type event struct {
-	from  gate.Side // the side that sent it: ToClient means "from the client"
-	frame []byte
-	err   error // io.EOF, jsonrpc.ErrFrameTooLarge or a read error
-}
-
 // Run starts the server and proxies until the client closes its side (or
 // the server exits). It returns an error only when the server could not be
 // started.
@@ -102,20 +95,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir}
 	isolate(cmd)
-	childIn, err := cmd.StdinPipe()
+	childIn, childOut, childErr, err := startChild(cmd)
 	if err != nil {
 		return Result{}, err
-	}
-	childOut, err := cmd.StdoutPipe()
-	if err != nil {
-		return Result{}, err
-	}
-	childErr, err := cmd.StderrPipe()
-	if err != nil {
-		return Result{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("cannot start server: %w", err)
 	}
 	p := &proxy{cfg: cfg, cmd: cmd, log: cfg.Logger}
 	return p.run(ctx, childIn, childOut, childErr), nil
@@ -129,18 +111,57 @@ type proxy struct {
 
 func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, childErr io.ReadCloser) Result {
 	var res Result
-	kick := make(chan struct{}, 1)
-	toClient := newQueue(kick)
-	toServer := newQueue(kick)
+	g := p.cfg.Gate
+	var mu sync.Mutex // guards g and the fields below
+	var (
+		lastDeadline time.Time
+		lastClosed   bool
+	)
+	poke := make(chan struct{}, 1) // the gate's deadline or status changed
+	clientGone := make(chan struct{})
+	var goneOnce sync.Once
 
-	var wg sync.WaitGroup
+	toClient := newOutlet(jsonrpc.NewWriter(p.cfg.ClientOut), func(err error) {
+		p.log.Warn("writing to the client failed; the client is gone", "err", err)
+		goneOnce.Do(func() { close(clientGone) })
+	}, nil)
+	toServer := newOutlet(jsonrpc.NewWriter(childIn), func(err error) {
+		p.log.Warn("writing to the server failed", "err", err)
+		childIn.Close()
+	}, func() { childIn.Close() })
+	var outlets sync.WaitGroup
+	outlets.Add(2)
+	go func() { defer outlets.Done(); toClient.run() }()
+	go func() { defer outlets.Done(); toServer.run() }()
+
+	// handle runs one gate step under the lock and queues what it returns,
+	// so that frames leave in the gate's order.
+	handle := func(step func() []gate.Out) {
+		mu.Lock()
+		for _, o := range step() {
+			if o.To == gate.ToClient {
+				toClient.push(o.Frame)
+			} else {
+				toServer.push(o.Frame)
+			}
+		}
+		d, closed := g.Deadline(), g.Status().Closed
+		changed := !d.Equal(lastDeadline) || closed != lastClosed
+		lastDeadline, lastClosed = d, closed
+		mu.Unlock()
+		if changed {
+			select {
+			case poke <- struct{}{}:
+			default:
+			}
+		}
+	}
+
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
 		p.passStderr(childErr)
 	}()
-
-	// The child's exit, observed once.
 	exited := make(chan struct{})
 	go func() {
 		<-stderrDone // Wait closes the pipes; let stderr drain first
@@ -148,73 +169,58 @@ func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, child
 		close(exited)
 	}()
 
-	clientEvents := make(chan event, 16)
-	serverEvents := make(chan event, 16)
-	go read(jsonrpc.NewReader(p.cfg.ClientIn, p.cfg.MaxFrame), gate.ToClient, clientEvents)
-	go read(jsonrpc.NewReader(childOut, p.cfg.MaxFrame), gate.ToServer, serverEvents)
-
-	clientGone := make(chan struct{})
-	wg.Add(2)
+	// Each reader runs the gate itself and writes what goes to the other
+	// peer on its own goroutine; what goes back to its own peer is left to
+	// that peer's outlet goroutine.
+	eofs := make(chan gate.Side, 2)
 	go func() {
-		defer wg.Done()
-		w := jsonrpc.NewWriter(p.cfg.ClientOut)
-		failed := false
+		r := jsonrpc.NewReader(p.cfg.ClientIn, p.cfg.MaxFrame)
 		for {
-			f, ok := toClient.pop()
-			if !ok {
+			toServer.waitBelow(softQueueBytes)
+			f, err := r.Next()
+			switch {
+			case err == nil:
+				handle(func() []gate.Out { return g.FromClient(f) })
+			case errors.Is(err, jsonrpc.ErrFrameTooLarge):
+				p.log.Warn("client message over the frame limit dropped", "limit", p.cfg.MaxFrame)
+				handle(func() []gate.Out { return g.FrameTooLarge(gate.ToClient, p.cfg.MaxFrame) })
+			default:
+				if !errors.Is(err, io.EOF) {
+					p.log.Warn("reading from the client failed", "err", err)
+				}
+				eofs <- gate.ToClient
 				return
 			}
-			if failed {
-				continue
-			}
-			if err := w.Write(f); err != nil {
-				p.log.Warn("writing to the client failed; the client is gone", "err", err)
-				failed = true
-				close(clientGone)
-			}
+			toServer.drain()
+			toClient.wake()
 		}
 	}()
 	go func() {
-		defer wg.Done()
-		w := jsonrpc.NewWriter(childIn)
-		failed := false
+		r := jsonrpc.NewReader(childOut, p.cfg.MaxFrame)
 		for {
-			f, ok := toServer.pop()
-			if !ok {
-				childIn.Close()
+			toClient.waitBelow(softQueueBytes)
+			f, err := r.Next()
+			switch {
+			case err == nil:
+				handle(func() []gate.Out { return g.FromServer(f) })
+			case errors.Is(err, jsonrpc.ErrFrameTooLarge):
+				p.log.Warn("server message over the frame limit dropped", "limit", p.cfg.MaxFrame)
+				handle(func() []gate.Out { return g.FrameTooLarge(gate.ToServer, p.cfg.MaxFrame) })
+			default:
+				eofs <- gate.ToServer
 				return
 			}
-			if failed {
-				continue
-			}
-			if err := w.Write(f); err != nil {
-				p.log.Warn("writing to the server failed", "err", err)
-				failed = true
-				childIn.Close()
-			}
+			toClient.drain()
+			toServer.wake()
 		}
 	}()
-
-	g := p.cfg.Gate
-	emit := func(outs []gate.Out) {
-		for _, o := range outs {
-			if o.To == gate.ToClient {
-				toClient.push(o.Frame)
-			} else {
-				toServer.push(o.Frame)
-			}
-		}
-	}
-	over := func(q *queue) bool {
-		b, n := q.size()
-		return b > softQueueBytes || n > softQueueFrames
-	}
 
 	var (
-		clientOpen = true // reading from the client
-		serverOpen = true // reading from the server
-		stopping   bool   // the child is being stopped
+		clientOpen = true
+		serverOpen = true
+		stopping   bool
 		timer      *time.Timer
+		tick       <-chan time.Time
 		stopTimer  <-chan time.Time
 		stopStage  int
 	)
@@ -223,128 +229,139 @@ func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, child
 			return
 		}
 		stopping = true
-		toServer.close() // the writer closes the child's stdin once drained
+		toServer.close() // its goroutine closes the child's stdin once drained
 		stopTimer = time.After(p.cfg.StopGrace)
 	}
+	escalate := func() {
+		stopStage++
+		if stopStage == 1 {
+			p.log.Info("server still running after its stdin closed: sending SIGTERM")
+			terminate(p.cmd)
+			stopTimer = time.After(p.cfg.StopGrace)
+			return
+		}
+		p.log.Warn("server still running after SIGTERM: sending SIGKILL")
+		kill(p.cmd)
+		stopTimer = nil
+	}
 	for clientOpen || serverOpen {
-		if g.Status().Closed && !stopping {
-			// Blocked, held or unverified: nothing more will reach the
-			// server, so it has no reason to keep running.
-			stop()
-		}
-		var cin, sin <-chan event
-		if clientOpen && !over(toServer) {
-			cin = clientEvents
-		}
-		if serverOpen && !over(toClient) {
-			sin = serverEvents
-		}
-		var tick <-chan time.Time
-		if d := g.Deadline(); !d.IsZero() {
-			if timer != nil {
-				timer.Stop()
-			}
-			timer = time.NewTimer(time.Until(d))
-			tick = timer.C
-		}
 		select {
-		case ev := <-cin:
-			switch {
-			case ev.err == nil:
-				emit(g.FromClient(ev.frame))
-			case errors.Is(ev.err, jsonrpc.ErrFrameTooLarge):
-				p.log.Warn("client message over the frame limit dropped", "limit", p.cfg.MaxFrame)
-				emit(g.FrameTooLarge(gate.ToClient, p.cfg.MaxFrame))
-			default:
-				if !errors.Is(ev.err, io.EOF) {
-					p.log.Warn("reading from the client failed", "err", ev.err)
-				}
+		case side := <-eofs:
+			if side == gate.ToClient {
 				clientOpen = false
 				stop()
+				break
 			}
-		case ev := <-sin:
-			switch {
-			case ev.err == nil:
-				emit(g.FromServer(ev.frame))
-			case errors.Is(ev.err, jsonrpc.ErrFrameTooLarge):
-				p.log.Warn("server message over the frame limit dropped", "limit", p.cfg.MaxFrame)
-				emit(g.FrameTooLarge(gate.ToServer, p.cfg.MaxFrame))
-			default:
-				serverOpen = false
-				if clientOpen && !stopping {
-					res.ServerExited = true
-					p.log.Warn("the server closed its output before the client was done")
-				}
-				emit(g.ServerClosed())
-				// Nothing more can be answered: stop reading the client
-				// once every error is written.
-				clientOpen = false
-				stop()
+			serverOpen = false
+			if clientOpen && !stopping {
+				res.ServerExited = true
+				p.log.Warn("the server closed its output before the client was done")
 			}
+			handle(g.ServerClosed)
+			toClient.wake()
+			// Nothing more can be answered by the server.
+			clientOpen = false
+			stop()
+		case <-poke:
 		case <-tick:
-			emit(g.Tick())
+			handle(g.Tick)
+			toClient.wake()
+			toServer.wake()
 		case <-clientGone:
 			clientGone = nil
 			clientOpen = false
 			stop()
 		case <-stopTimer:
-			stopStage++
-			switch stopStage {
-			case 1:
-				p.log.Info("server still running after its stdin closed: sending SIGTERM")
-				terminate(p.cmd)
-				stopTimer = time.After(p.cfg.StopGrace)
-			default:
-				p.log.Warn("server still running after SIGTERM: sending SIGKILL")
-				kill(p.cmd)
-				stopTimer = nil
-			}
-		case <-kick:
+			escalate()
 		case <-ctx.Done():
 			clientOpen = false
 			stop()
+		}
+		mu.Lock()
+		d, closed := g.Deadline(), g.Status().Closed
+		mu.Unlock()
+		if closed {
+			// Blocked, held or unverified: nothing more will reach the
+			// server, so it has no reason to keep running.
+			stop()
+		}
+		if timer != nil {
+			timer.Stop()
+			tick = nil
+		}
+		if !d.IsZero() {
+			timer = time.NewTimer(time.Until(d))
+			tick = timer.C
 		}
 	}
 	if timer != nil {
 		timer.Stop()
 	}
-	// Wait for the child, escalating as above.
 	for waiting := true; waiting; {
 		select {
 		case <-exited:
 			waiting = false
 		case <-stopTimer:
-			stopStage++
-			if stopStage == 1 {
-				terminate(p.cmd)
-				stopTimer = time.After(p.cfg.StopGrace)
-			} else {
-				kill(p.cmd)
-				stopTimer = nil
-			}
+			escalate()
 		}
 	}
 	// The process group may hold children that outlived the server.
 	kill(p.cmd)
 	toClient.close()
 	toServer.close()
-	wg.Wait()
+	flushed := make(chan struct{})
+	go func() { outlets.Wait(); close(flushed) }()
+	select {
+	case <-flushed:
+	case <-time.After(p.cfg.StopGrace):
+		p.log.Warn("the client is not reading: unsent answers dropped")
+	}
+	mu.Lock()
 	res.Gate = g.Status()
+	mu.Unlock()
 	return res
 }
 
-func read(r *jsonrpc.Reader, from gate.Side, ch chan<- event) {
-	for {
-		f, err := r.Next()
-		if err != nil && !errors.Is(err, jsonrpc.ErrFrameTooLarge) {
-			if f != nil {
-				ch <- event{from: from, frame: f}
-			}
-			ch <- event{from: from, err: err}
-			return
+// startChild starts cmd with three pipes and returns mcpseal's ends.
+//
+// mcpseal's ends stay non-blocking, waited on by the runtime's poller.
+// (Blocking reads were measured: they save a little per round trip but can
+// leave every P parked in a system call, and then runnable goroutines wait
+// for sysmon — stalls of tens of milliseconds; see docs/performance.md.)
+func startChild(cmd *exec.Cmd) (in io.WriteCloser, out, errOut io.ReadCloser, err error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
 		}
-		ch <- event{from: from, frame: f, err: err}
 	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	files = append(files, inR, inW)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll()
+		return nil, nil, nil, err
+	}
+	files = append(files, outR, outW)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll()
+		return nil, nil, nil, err
+	}
+	files = append(files, errR, errW)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, nil, nil, fmt.Errorf("cannot start server: %w", err)
+	}
+	// The child holds its own copies now.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	return inW, outR, errR, nil
 }
 
 // passStderr copies the child's stderr through, up to MaxStderr bytes.
