@@ -253,6 +253,15 @@ func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, child
 				break
 			}
 			serverOpen = false
+			mu.Lock()
+			st := g.Status()
+			mu.Unlock()
+			if st.Closed && st.Code != gate.CodeServerExited {
+				// Blocked, held or unverified: the gate stopped the server
+				// and answers the client itself until it hangs up, so the
+				// client learns why instead of seeing a broken pipe.
+				break
+			}
 			if clientOpen && !stopping {
 				res.ServerExited = true
 				p.log.Warn("the server closed its output before the client was done")

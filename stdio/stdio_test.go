@@ -125,3 +125,63 @@ func TestServerCrashAnswersPendingRequest(t *testing.T) {
 	}
 	clientW.Close()
 }
+
+func TestBlockedSessionAnswersUntilClientHangsUp(t *testing.T) {
+	t.Parallel()
+	// A server whose listing the gate cannot verify (it answers nothing but
+	// initialize, with an invalid instructions member): the gate closes the
+	// session and stops the server, but the client must keep getting the
+	// gate's error for every later request.
+	script := `read line; echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"instructions":42}}'; while read line; do :; done`
+	clientIn, clientW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan stdio.Result, 1)
+	go func() {
+		res, err := stdio.Run(context.Background(), stdio.Config{
+			Argv:      []string{"sh", "-c", script},
+			Gate:      newGate(t),
+			ClientIn:  clientIn,
+			ClientOut: outW,
+			Stderr:    io.Discard,
+			StopGrace: 100 * time.Millisecond,
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		outW.Close()
+		done <- res
+	}()
+	lines := make(chan string, 8)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := outR.Read(buf)
+			if n > 0 {
+				lines <- string(buf[:n])
+			}
+			if err != nil {
+				close(lines)
+				return
+			}
+		}
+	}()
+	io.WriteString(clientW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`+"\n")
+	if got := <-lines; !strings.Contains(got, `"code":-32003`) {
+		t.Fatalf("initialize: got %q", got)
+	}
+	time.Sleep(500 * time.Millisecond) // the server is stopped meanwhile
+	io.WriteString(clientW, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	select {
+	case got := <-lines:
+		if !strings.Contains(got, `"id":2`) || !strings.Contains(got, `"code":-32003`) {
+			t.Fatalf("later request: got %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer to a request after the block")
+	}
+	clientW.Close()
+	res := <-done
+	if !res.Gate.Closed || res.Gate.Code != -32003 || res.ServerExited {
+		t.Errorf("result %+v", res)
+	}
+}
