@@ -16,11 +16,9 @@ package stdio
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -43,7 +41,10 @@ const (
 
 // Config configures Run.
 type Config struct {
-	Argv []string
+	// Server is the server side; nil starts Argv as a child process
+	// (StartChild with Env and Dir).
+	Server Server
+	Argv   []string
 	// Env is the child's environment; nil inherits mcpseal's.
 	Env []string
 	Dir string
@@ -70,9 +71,9 @@ type Result struct {
 	ServerErr error
 }
 
-// Run starts the server and proxies until the client closes its side (or
-// the server exits). It returns an error only when the server could not be
-// started.
+// Run starts the server (cfg.Server, or cfg.Argv as a child process) and
+// proxies until the client closes its side or the server exits. It returns
+// an error only when the server could not be started.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.MaxFrame <= 0 {
 		cfg.MaxFrame = jsonrpc.DefaultMaxFrame
@@ -86,31 +87,26 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if len(cfg.Argv) == 0 {
-		return Result{}, errors.New("no server command")
+	srv := cfg.Server
+	if srv == nil {
+		var err error
+		if srv, err = StartChild(cfg.Argv, cfg.Env, cfg.Dir); err != nil {
+			return Result{}, err
+		}
 	}
-	path, err := exec.LookPath(cfg.Argv[0])
-	if err != nil {
-		return Result{}, fmt.Errorf("cannot find server command %q: %w", cfg.Argv[0], errors.Unwrap(err))
-	}
-	cmd := &exec.Cmd{Path: path, Args: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir}
-	isolate(cmd)
-	childIn, childOut, childErr, err := startChild(cmd)
-	if err != nil {
-		return Result{}, err
-	}
-	p := &proxy{cfg: cfg, cmd: cmd, log: cfg.Logger}
-	return p.run(ctx, childIn, childOut, childErr), nil
+	p := &proxy{cfg: cfg, srv: srv, log: cfg.Logger}
+	return p.run(ctx), nil
 }
 
 type proxy struct {
 	cfg Config
-	cmd *exec.Cmd
+	srv Server
 	log *slog.Logger
 }
 
-func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, childErr io.ReadCloser) Result {
+func (p *proxy) run(ctx context.Context) Result {
 	var res Result
+	childIn, childOut, childErr := p.srv.Stdin(), p.srv.Stdout(), p.srv.Stderr()
 	g := p.cfg.Gate
 	var mu sync.Mutex // guards g and the fields below
 	var (
@@ -160,12 +156,14 @@ func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, child
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
-		p.passStderr(childErr)
+		if childErr != nil {
+			p.passStderr(childErr)
+		}
 	}()
 	exited := make(chan struct{})
 	go func() {
 		<-stderrDone // Wait closes the pipes; let stderr drain first
-		res.ServerErr = p.cmd.Wait()
+		res.ServerErr = p.srv.Wait()
 		close(exited)
 	}()
 
@@ -236,12 +234,12 @@ func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, child
 		stopStage++
 		if stopStage == 1 {
 			p.log.Info("server still running after its stdin closed: sending SIGTERM")
-			terminate(p.cmd)
+			p.srv.Terminate()
 			stopTimer = time.After(p.cfg.StopGrace)
 			return
 		}
 		p.log.Warn("server still running after SIGTERM: sending SIGKILL")
-		kill(p.cmd)
+		p.srv.Kill()
 		stopTimer = nil
 	}
 	for clientOpen || serverOpen {
@@ -315,7 +313,7 @@ func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, child
 		}
 	}
 	// The process group may hold children that outlived the server.
-	kill(p.cmd)
+	p.srv.Kill()
 	toClient.close()
 	toServer.close()
 	flushed := make(chan struct{})
@@ -329,48 +327,6 @@ func (p *proxy) run(ctx context.Context, childIn io.WriteCloser, childOut, child
 	res.Gate = g.Status()
 	mu.Unlock()
 	return res
-}
-
-// startChild starts cmd with three pipes and returns mcpseal's ends.
-//
-// mcpseal's ends stay non-blocking, waited on by the runtime's poller.
-// (Blocking reads were measured: they save a little per round trip but can
-// leave every P parked in a system call, and then runnable goroutines wait
-// for sysmon — stalls of tens of milliseconds; see docs/performance.md.)
-func startChild(cmd *exec.Cmd) (in io.WriteCloser, out, errOut io.ReadCloser, err error) {
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	files = append(files, inR, inW)
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll()
-		return nil, nil, nil, err
-	}
-	files = append(files, outR, outW)
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll()
-		return nil, nil, nil, err
-	}
-	files = append(files, errR, errW)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
-		closeAll()
-		return nil, nil, nil, fmt.Errorf("cannot start server: %w", err)
-	}
-	// The child holds its own copies now.
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	return inW, outR, errR, nil
 }
 
 // passStderr copies the child's stderr through, up to MaxStderr bytes.
