@@ -73,10 +73,7 @@ func (s *Session) fromClient(frame []byte) {
 		return
 	}
 	if m.Kind == jsonrpc.Batch {
-		// Batches were only ever allowed by 2025-03-26, and no SDK sends
-		// them; splitting one would change what the server receives.
-		s.log.Warn("JSON-RPC batch from the client refused")
-		s.toClient(jsonrpc.NewError(nil, CodeRefused, "mcpseal: JSON-RPC batches are not supported; send messages one at a time", marshalData(s.errorData(ReasonBatch))))
+		s.clientBatch(frame)
 		return
 	}
 	switch s.phase {
@@ -354,4 +351,45 @@ func paramString(params []byte, key string) string {
 		return ""
 	}
 	return v
+}
+
+// batchVersion is the only protocol version that allows JSON-RPC batches.
+const batchVersion = "2025-03-26"
+
+// maxBatch bounds the messages of one batch; a batch of thousands of
+// calls is a way to flood the server, not a use of the protocol.
+const maxBatch = 100
+
+// batchesAllowed reports whether the session negotiated 2025-03-26.
+func (s *Session) batchesAllowed() bool {
+	return s.legacy && s.phase != phaseClosed && s.legacyVersion == batchVersion
+}
+
+// clientBatch handles a JSON-RPC batch from the client. Under 2025-03-26
+// each message is gated on its own, exactly as if it had come alone, and
+// forwarded as its own frame, so nothing the gate did not check reaches the
+// server; answers come back one by one, which JSON-RPC clients match by id.
+// Under every other version batches do not exist: each request in it gets
+// a refusal so that the client does not wait for it.
+func (s *Session) clientBatch(frame []byte) {
+	elems, err := jsonrpc.Elements(frame)
+	if err != nil || len(elems) == 0 || len(elems) > maxBatch || !s.batchesAllowed() {
+		s.log.Warn("JSON-RPC batch from the client refused", "messages", len(elems))
+		d := marshalData(s.errorData(ReasonBatch))
+		msg := "mcpseal: JSON-RPC batches are only allowed by protocol " + batchVersion + " (at most 100 messages); not forwarded"
+		answered := false
+		for _, e := range elems {
+			if m, err := jsonrpc.Peek(e); err == nil && m.Kind == jsonrpc.Request {
+				s.toClient(jsonrpc.NewError(m.ID, CodeRefused, msg, d))
+				answered = true
+			}
+		}
+		if !answered {
+			s.toClient(jsonrpc.NewError(nil, CodeRefused, msg, d))
+		}
+		return
+	}
+	for _, e := range elems {
+		s.fromClient(append([]byte(nil), e...))
+	}
 }

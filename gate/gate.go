@@ -184,6 +184,7 @@ type Session struct {
 	// applies to every request of the session.
 	legacy        bool
 	legacyProfile string
+	legacyVersion string
 	// dropInitialized: the gate sent notifications/initialized itself, so
 	// the client's own copy is not forwarded again.
 	dropInitialized bool

@@ -467,17 +467,57 @@ func TestUnknownToolCallRefused(t *testing.T) {
 	}
 }
 
-func TestBatchRefused(t *testing.T) {
+func TestBatchRefusedOutside20250326(t *testing.T) {
 	t.Parallel()
 	srv := newFakeServer(toolWeather)
 	h := newHarness(t, t.TempDir(), pin.Guard, srv)
-	h.legacySession(initLegacy)
-	got := h.client(`[` + callWeather + `]`)
-	if code, data := errorOf(t, got[0]); code != gate.CodeRefused || data.Reason != gate.ReasonBatch {
-		t.Fatalf("code %d data %+v", code, data)
+	h.legacySession(initLegacy) // 2025-06-18: no batches
+	got := h.client(`[` + callWeather + `,{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]`)
+	if len(got) != 2 {
+		t.Fatalf("want one refusal per request, got %q", got)
 	}
-	if srv.received["tools/call"] != 0 {
-		t.Error("batched call reached the server")
+	for i, want := range []string{`"id":3`, `"id":4`} {
+		if code, data := errorOf(t, got[i]); code != gate.CodeRefused || data.Reason != gate.ReasonBatch || !strings.Contains(got[i], want) {
+			t.Errorf("answer %d: %s", i, got[i])
+		}
+	}
+	if srv.received["tools/call"] != 0 || srv.received["ping"] != 0 {
+		t.Error("batched messages reached the server")
+	}
+}
+
+func TestBatchUnder20250326GatedMessageByMessage(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather)
+	srv.manual["tools/call"] = true
+	h := newHarness(t, t.TempDir(), pin.Guard, srv)
+	h.legacySession(strings.Replace(initLegacy, "2025-06-18", "2025-03-26", 1))
+	unknown := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rm_rf"}}`
+	got := h.client(`[` + callWeather + `,` + listTools + `,` + unknown + `]`)
+	// The list is answered (checked) and the unknown tool refused; the
+	// call of the pinned tool is at the server, as its own frame.
+	if len(got) != 2 {
+		t.Fatalf("got %q", got)
+	}
+	if code, _ := errorOf(t, got[0]); code != gate.CodeUnknownTool {
+		t.Errorf("unknown tool in a batch: code %d", code)
+	}
+	if !strings.Contains(got[1], `"id":2`) || !strings.Contains(got[1], "get_weather") {
+		t.Errorf("listing in a batch: %s", got[1])
+	}
+	if srv.received["tools/call"] != 1 || len(srv.pendingManual) != 1 || string(srv.pendingManual[0].ID) != "3" {
+		t.Errorf("server received %v", srv.received)
+	}
+	// A batch from the server is split and each answer checked too.
+	drifted := `{"jsonrpc":"2.0","id":7,"result":{"tools":[` + toolWeather2 + `]}}`
+	h.server.manual["tools/list"] = true
+	h.client(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+	got = h.serverSays(`[{"jsonrpc":"2.0","id":3,"result":{"content":[]}},` + drifted + `]`)
+	if len(got) != 2 || !strings.Contains(got[0], `"id":3`) {
+		t.Fatalf("got %q", got)
+	}
+	if code, _ := errorOf(t, got[1]); code != gate.CodeBlocked {
+		t.Errorf("drifted listing inside a server batch: code %d", code)
 	}
 }
 

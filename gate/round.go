@@ -162,6 +162,7 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 	} else {
 		version := paramString(m.Result, "protocolVersion")
 		s.legacy = true
+		s.legacyVersion = version
 		s.legacyProfile = pin.ProfileKey(version, p.clientCaps)
 		r.profile = s.legacyProfile
 		// The server may refuse listings until it is told the client is

@@ -25,7 +25,15 @@ func (s *Session) fromServer(frame []byte) {
 	}
 	switch m.Kind {
 	case jsonrpc.Batch:
-		s.log.Warn("JSON-RPC batch from the server: not forwarded", "server", s.cfg.Identity.ID)
+		elems, err := jsonrpc.Elements(frame)
+		if err != nil || len(elems) > maxBatch || !s.batchesAllowed() {
+			s.log.Warn("JSON-RPC batch from the server: not forwarded", "server", s.cfg.Identity.ID)
+			return
+		}
+		// Each answer or request is gated on its own, as if sent alone.
+		for _, e := range elems {
+			s.fromServer(append([]byte(nil), e...))
+		}
 		return
 	case jsonrpc.Response:
 		s.serverResponse(m, frame)
