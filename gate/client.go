@@ -42,6 +42,13 @@ type pendingRequest struct {
 	// recheck marks a repeated initialize or server/discover inside an
 	// open session: its instructions are checked.
 	recheck bool
+	// call is set for a tools/call of a verified tool.
+	call *CallInfo
+	// held marks a call waiting for a decision or a person; frame is what
+	// is forwarded once it is allowed, refusal what answers it otherwise.
+	held    bool
+	frame   []byte
+	refusal Refusal
 }
 
 // modernMeta is what a 2026-07-28 request says about its client.
@@ -127,6 +134,10 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		s.toServer(frame)
 		return
 	case jsonrpc.Response:
+		if key := jsonrpc.IDKey(m.ID); s.asks[key] != "" {
+			s.confirmAnswer(key, m)
+			return
+		}
 		// An answer to a server request (sampling, roots, elicitation).
 		s.toServer(frame)
 		return
@@ -168,11 +179,20 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 				s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: tools/call params have no single unambiguous name; not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
 				return
 			}
-			if _, ok := s.verified[profile].Lookup(contract.Tools, name); !ok {
+			def, ok := s.verified[profile].Lookup(contract.Tools, name)
+			if !ok {
 				s.log.Warn("call to a tool outside the verified contract refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
 				d := s.errorData(ReasonUnknownTool)
 				d.Tool = contract.SafeName(name)
+				s.event(Event{Op: "call", Outcome: "refused", Code: ReasonUnknownTool, Kind: contract.Tools, Name: d.Tool})
 				s.toClient(jsonrpc.NewError(m.ID, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
+				return
+			}
+			p.call = &CallInfo{Profile: profile, Tool: def, Arguments: member(m.Params, "arguments"), ClientCapabilities: s.caps[profile]}
+			if s.cfg.Hooks.Call != nil {
+				p.id, p.frame, p.held = m.ID, frame, true
+				s.pending[jsonrpc.IDKey(m.ID)] = p
+				s.decideCall(p, s.cfg.Hooks.Call(*p.call), 0)
 				return
 			}
 		}

@@ -144,6 +144,15 @@ type Config struct {
 	OnDrift func(DriftReport)
 	// OnVerified, when set, is called when a profile verifies.
 	OnVerified func(profile string, outcome pin.Outcome, c *contract.Contract)
+	// Hooks are the host's listing and call decisions (see Hooks).
+	Hooks Hooks
+	// Dispatch runs work off the transport's lock and then feeds its
+	// verdict to resume under the lock, writing out what resume returns.
+	// Without it, a hook that answers Later is refused (fail closed).
+	Dispatch func(work func() Verdict, resume func(Verdict) []Out)
+	// ConfirmTimeout bounds how long a person may take to answer a
+	// confirmation (default 2 minutes).
+	ConfirmTimeout time.Duration
 }
 
 type phase int
@@ -191,6 +200,14 @@ type Session struct {
 
 	verified map[string]*contract.Contract
 	seqs     *sequences
+
+	// caps are the client's capability names per profile.
+	caps map[string][]string
+	// asks are the gate's own requests to the client (confirmations), by
+	// jsonrpc.IDKey, with the key of the held call they decide.
+	asks map[string]string
+	// deadlines of held calls, by the held call's key.
+	holds map[string]time.Time
 }
 
 // New returns a Session ready for the first message.
@@ -205,6 +222,9 @@ func New(cfg Config) *Session {
 	if cfg.Posture == "" {
 		cfg.Posture = pin.Guard
 	}
+	if cfg.ConfirmTimeout <= 0 {
+		cfg.ConfirmTimeout = 2 * time.Minute
+	}
 	return &Session{
 		cfg:      cfg,
 		log:      cfg.Logger,
@@ -212,6 +232,9 @@ func New(cfg Config) *Session {
 		own:      make(map[string]*ownRequest),
 		verified: make(map[string]*contract.Contract),
 		seqs:     newSequences(),
+		caps:     make(map[string][]string),
+		asks:     make(map[string]string),
+		holds:    make(map[string]time.Time),
 	}
 }
 
@@ -244,6 +267,12 @@ func (l Limits) withDefaults() Limits {
 	return d
 }
 
+// SetDispatch installs the transport's way of running slow decisions off
+// its lock (see Config.Dispatch). Call it before the first message.
+func (s *Session) SetDispatch(d func(work func() Verdict, resume func(Verdict) []Out)) {
+	s.cfg.Dispatch = d
+}
+
 // Status reports how the session stands.
 type Status struct {
 	// Verified is true once at least one profile verified and the
@@ -269,10 +298,16 @@ func (s *Session) Status() Status {
 
 // Deadline returns when Tick must next be called, or the zero time.
 func (s *Session) Deadline() time.Time {
+	var d time.Time
 	if s.phase == phaseListing && s.round != nil {
-		return s.round.deadline
+		d = s.round.deadline
 	}
-	return time.Time{}
+	for _, h := range s.holds {
+		if d.IsZero() || h.Before(d) {
+			d = h
+		}
+	}
+	return d
 }
 
 // Tick enforces deadlines.
@@ -282,6 +317,7 @@ func (s *Session) Tick() []Out {
 		s.log.Warn("contract verification timed out", "server", s.cfg.Identity.ID, "timeout", s.cfg.Limits.VerifyTimeout)
 		s.closeUnverified(ReasonTimeout, fmt.Sprintf("mcpseal: server %s did not list its contract within %s", s.cfg.Identity.Label, s.cfg.Limits.VerifyTimeout))
 	}
+	s.expireHolds()
 	return s.flush()
 }
 
@@ -346,6 +382,8 @@ func (s *Session) close(c *closure) {
 	}
 	clear(s.pending)
 	clear(s.own)
+	clear(s.asks)
+	clear(s.holds)
 	for _, frame := range s.queue {
 		m, err := jsonrpc.Peek(frame)
 		if err == nil && m.Kind == jsonrpc.Request {
@@ -396,6 +434,11 @@ func (s *Session) observe(profile string, c *contract.Contract, midSession bool)
 		return true
 	case pin.Drift:
 		monitor := s.cfg.Posture == pin.Monitor
+		outcome := "blocked"
+		if monitor {
+			outcome = "forwarded"
+		}
+		s.event(Event{Op: "drift", Outcome: outcome, Count: len(res.Changes)})
 		if s.cfg.OnDrift != nil {
 			s.cfg.OnDrift(DriftReport{Identity: s.cfg.Identity, Profile: profile, Result: res, Observed: c, Forwarded: monitor, MidSession: midSession})
 		}

@@ -115,6 +115,8 @@ type harness struct {
 	drifts []gate.DriftReport
 	// toClient collects every frame delivered to the client.
 	toClient [][]byte
+	// later holds dispatched work, run by the test.
+	later []func() []gate.Out
 }
 
 func newHarness(t *testing.T, home string, posture pin.Posture, server *fakeServer) *harness {

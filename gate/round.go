@@ -159,12 +159,14 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 	r := &round{result: frame, handshakeID: p.id, instructions: instr}
 	if p.modern {
 		r.modern, r.meta, r.profile = true, p.meta, p.meta.profile()
+		s.caps[r.profile] = p.meta.capNames
 	} else {
 		version := paramString(m.Result, "protocolVersion")
 		s.legacy = true
 		s.legacyVersion = version
 		s.legacyProfile = pin.ProfileKey(version, p.clientCaps)
 		r.profile = s.legacyProfile
+		s.caps[r.profile] = p.clientCaps
 		// The server may refuse listings until it is told the client is
 		// initialized; the gate says so itself and drops the client's copy.
 		s.toServer(jsonrpc.NewNotification(methodInitialized, nil))
@@ -321,7 +323,19 @@ func (s *Session) maybeFinish() {
 		return
 	}
 	s.round = nil
-	s.release(r.result)
+	if r.meta != nil && s.caps[r.profile] == nil {
+		s.caps[r.profile] = r.meta.capNames
+	}
+	s.event(Event{Op: "connect", Outcome: "verified", Count: c.Len()})
+	result := r.result
+	if result != nil && c.Instructions != nil && s.cfg.Hooks.Instructions != nil && !s.cfg.Hooks.Instructions(r.profile, c.Instructions) {
+		// The host does not let these instructions reach the model.
+		if m, err := jsonrpc.Peek(result); err == nil && m.Result != nil {
+			s.event(Event{Op: "withhold", Outcome: "withheld", Kind: contract.InstructionsKind, Code: "instructions"})
+			result = jsonrpc.NewResult(m.ID, replaceMember(m.Result, "instructions", nil))
+		}
+	}
+	s.release(result)
 }
 
 func (s *Session) closeInvalid(err error) {

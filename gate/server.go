@@ -80,6 +80,8 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		s.checkListing(p, m, frame)
 	case p.recheck:
 		s.recheckHandshake(p, m, frame)
+	case p.call != nil:
+		s.checkResult(p, m, frame)
 	default:
 		s.toClient(frame)
 	}
@@ -151,7 +153,7 @@ func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 		drift = true
 	}
 	if !drift {
-		s.toClient(frame)
+		s.toClient(s.shapeListing(p, m, frame, items, page))
 		return
 	}
 	observed := overlay(base, page, removed)

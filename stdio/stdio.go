@@ -153,6 +153,17 @@ func (p *proxy) run(ctx context.Context) Result {
 		}
 	}
 
+	// Slow decisions (preflight providers) run on their own goroutine and
+	// come back under the lock like any message.
+	g.SetDispatch(func(work func() gate.Verdict, resume func(gate.Verdict) []gate.Out) {
+		go func() {
+			v := work()
+			handle(func() []gate.Out { return resume(v) })
+			toServer.wake()
+			toClient.wake()
+		}()
+	})
+
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)

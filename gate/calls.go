@@ -1,0 +1,247 @@
+package gate
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+const methodElicit = "elicitation/create"
+
+// decideCall applies a call verdict to the tools/call m, whose pending
+// entry is p: forward, refuse, ask the person, or decide later.
+func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
+	key := jsonrpc.IDKey(p.id)
+	switch v.Kind {
+	case Allow:
+		s.event(Event{Op: "call", Outcome: "allowed", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Size: len(p.frame)})
+		s.release1(key, p)
+	case Refuse:
+		s.refuseHeld(key, p, v.Refusal)
+	case Confirm:
+		if !slices.Contains(p.call.ClientCapabilities, "elicitation") || v.Elicitation == nil {
+			r := v.Refusal
+			r.Extra = withExtra(r.Extra, "why", "confirmation-unavailable")
+			s.refuseHeld(key, p, r)
+			return
+		}
+		id := s.newOwnID()
+		s.asks[jsonrpc.IDKey(id)] = key
+		p.refusal = v.Refusal
+		s.holds[key] = s.cfg.Now().Add(s.cfg.ConfirmTimeout)
+		s.event(Event{Op: "confirm", Outcome: "asked", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest})
+		s.toClient(jsonrpc.NewRequest(id, methodElicit, v.Elicitation))
+	case Later:
+		if s.cfg.Dispatch == nil || v.Work == nil || depth > 2 {
+			s.refuseHeld(key, p, Refusal{Code: CodeRefused, Message: "mcpseal: the call's decision could not be made; not forwarded", Reason: "undecided"})
+			return
+		}
+		s.cfg.Dispatch(v.Work, func(v2 Verdict) []Out {
+			s.out = nil
+			if q, ok := s.pending[key]; ok && q == p && p.held && s.phase != phaseClosed {
+				s.decideCall(p, v2, depth+1)
+			}
+			return s.flush()
+		})
+	}
+}
+
+// release1 forwards a held call.
+func (s *Session) release1(key string, p *pendingRequest) {
+	delete(s.holds, key)
+	p.held = false
+	s.toServer(p.frame)
+}
+
+func (s *Session) refuseHeld(key string, p *pendingRequest, r Refusal) {
+	delete(s.pending, key)
+	delete(s.holds, key)
+	if r.Code == 0 {
+		r.Code = CodeRefused
+	}
+	if r.Message == "" {
+		r.Message = "mcpseal: the call was refused by host policy; not forwarded"
+	}
+	name := contract.SafeName(p.call.Tool.Name)
+	s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+	s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
+}
+
+func (s *Session) refusalData(r Refusal, tool string) []byte {
+	m := map[string]any{}
+	for k, v := range r.Extra {
+		m[k] = v
+	}
+	m["reason"] = r.Reason
+	m["server"] = ServerRef{ID: s.cfg.Identity.ID, Label: s.cfg.Identity.Label}
+	if tool != "" {
+		m["tool"] = tool
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return marshalData(s.errorData(r.Reason))
+	}
+	return b
+}
+
+func withExtra(m map[string]any, k string, v any) map[string]any {
+	out := map[string]any{k: v}
+	for kk, vv := range m {
+		if kk != k {
+			out[kk] = vv
+		}
+	}
+	return out
+}
+
+// confirmAnswer handles the client's answer to a confirmation request.
+// Only an explicit accept proceeds; decline, cancel, an error or anything
+// unreadable refuses.
+func (s *Session) confirmAnswer(askKey string, m jsonrpc.Message) {
+	key := s.asks[askKey]
+	delete(s.asks, askKey)
+	p, ok := s.pending[key]
+	if !ok || !p.held {
+		return
+	}
+	action := ""
+	if m.Result != nil {
+		action = paramString(m.Result, "action")
+	}
+	name := contract.SafeName(p.call.Tool.Name)
+	if action == "accept" {
+		s.event(Event{Op: "confirm", Outcome: "accepted", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+		s.release1(key, p)
+		return
+	}
+	if action == "" {
+		action = "no-answer"
+	}
+	s.event(Event{Op: "confirm", Outcome: action, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+	r := p.refusal
+	r.Extra = withExtra(r.Extra, "why", "confirmation-"+action)
+	s.refuseHeld(key, p, r)
+}
+
+// expireHolds refuses held calls whose confirmation took too long.
+func (s *Session) expireHolds() {
+	now := s.cfg.Now()
+	for _, key := range sortedKeys(s.holds) {
+		if now.Before(s.holds[key]) {
+			continue
+		}
+		p, ok := s.pending[key]
+		delete(s.holds, key)
+		if !ok {
+			continue
+		}
+		for ak, k := range s.asks {
+			if k == key {
+				delete(s.asks, ak)
+			}
+		}
+		r := p.refusal
+		r.Extra = withExtra(r.Extra, "why", "confirmation-timeout")
+		s.refuseHeld(key, p, r)
+	}
+}
+
+// checkResult applies the result hook to a tools/call result.
+func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte) {
+	if s.cfg.Hooks.Result == nil || p.call == nil {
+		s.toClient(frame)
+		return
+	}
+	v := s.cfg.Hooks.Result(*p.call, m.Result)
+	name := contract.SafeName(p.call.Tool.Name)
+	if v.Kind == Allow {
+		s.event(Event{Op: "result", Outcome: "allowed", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result)})
+		s.toClient(frame)
+		return
+	}
+	r := v.Refusal
+	if r.Code == 0 {
+		r.Code = CodeRefused
+	}
+	s.event(Event{Op: "result", Outcome: "withheld", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result)})
+	s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
+}
+
+func (s *Session) event(e Event) {
+	if s.cfg.Hooks.Event != nil {
+		s.cfg.Hooks.Event(e)
+	}
+}
+
+// shapeListing applies the Shape hook to a verified page; it returns the
+// frame to deliver (the original when nothing changes).
+func (s *Session) shapeListing(p *pendingRequest, m jsonrpc.Message, frame []byte, items [][]byte, page []contract.Definition) []byte {
+	if s.cfg.Hooks.Shape == nil {
+		return frame
+	}
+	shapes := s.cfg.Hooks.Shape(p.profile, p.kind, page)
+	changed := false
+	for _, sh := range shapes {
+		if sh.Withhold || sh.Replace != nil {
+			changed = true
+		}
+	}
+	if !changed {
+		s.event(Event{Op: "list", Outcome: "shown", Kind: p.kind, Count: len(page)})
+		return frame
+	}
+	arr := []byte{'['}
+	shown := 0
+	for i, raw := range items {
+		var sh Shape
+		if i < len(shapes) {
+			sh = shapes[i]
+		}
+		if sh.Withhold {
+			s.event(Event{Op: "withhold", Outcome: "withheld", Code: sh.Reason, Kind: p.kind, Name: contract.SafeName(page[i].Name), Digest: page[i].Digest})
+			continue
+		}
+		if shown > 0 {
+			arr = append(arr, ',')
+		}
+		if sh.Replace != nil {
+			raw = sh.Replace
+		}
+		arr = append(arr, raw...)
+		shown++
+	}
+	arr = append(arr, ']')
+	s.event(Event{Op: "list", Outcome: "shaped", Kind: p.kind, Count: shown})
+	return jsonrpc.NewResult(m.ID, replaceMember(m.Result, p.kind.ResultMember(), arr))
+}
+
+// replaceMember returns obj with the value of key replaced (or, with a nil
+// value, the member removed). obj is a valid object (it was peeked).
+func replaceMember(obj []byte, key string, value []byte) []byte {
+	ms, err := jsonrpc.Members(obj)
+	if err != nil {
+		return obj
+	}
+	out := []byte{'{'}
+	n := 0
+	for _, m := range ms {
+		v := m.Value
+		if m.Key == key {
+			if value == nil {
+				continue
+			}
+			v = value
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		k, _ := json.Marshal(m.Key)
+		out = append(out, k...)
+		out = append(out, ':')
+		out = append(out, v...)
+		n++
+	}
+	return append(out, '}')
+}

@@ -1,0 +1,98 @@
+package gate
+
+import (
+	"github.com/mcpseal/mcpseal/contract"
+)
+
+// Hooks are the host's decisions beyond the contract check: which verified
+// definitions the client may see (lock approvals, policy allow and deny
+// lists, description overrides) and whether each call may happen (policy,
+// schema validation, preflight providers, a person's confirmation). All
+// hooks are optional; a nil hook allows everything the contract allows.
+//
+// Hooks run under the transport's lock and must not block: anything slow
+// (an external command, an HTTP provider) returns a Later verdict whose
+// Work the transport runs on its own goroutine (Config.Dispatch).
+type Hooks struct {
+	// Shape decides, for each definition of a verified listing page, what
+	// the client sees. It is called for every listing delivered to the
+	// client. A nil result (or all-zero shapes) delivers the page as sent.
+	Shape func(profile string, kind contract.Kind, defs []contract.Definition) []Shape
+	// Instructions decides whether verified instructions reach the client;
+	// false removes them from the handshake result.
+	Instructions func(profile string, instructions *string) bool
+	// Call decides a tools/call of a verified tool before it is forwarded.
+	Call func(CallInfo) Verdict
+	// Result checks a tools/call result before the client sees it.
+	Result func(info CallInfo, result []byte) Verdict
+	// Event receives an audit event for every decision the gate makes.
+	Event func(Event)
+}
+
+// Shape is what the client sees of one definition.
+type Shape struct {
+	// Withhold hides the definition; Reason is a stable code.
+	Withhold bool
+	Reason   string
+	// Replace, when set, is the JSON object delivered instead (the host's
+	// model-visible text in place of the server's).
+	Replace []byte
+}
+
+// CallInfo describes one tools/call.
+type CallInfo struct {
+	Profile string
+	// Tool is the verified definition of the called tool.
+	Tool contract.Definition
+	// Arguments is the raw arguments member (nil when absent). Preflight
+	// providers must not see it; schema validation does.
+	Arguments []byte
+	// ClientCapabilities are the capability names the client declared.
+	ClientCapabilities []string
+}
+
+// VerdictKind says what to do with a call.
+type VerdictKind int
+
+const (
+	Allow   VerdictKind = iota // forward it
+	Refuse                     // answer with an error; never forwarded
+	Confirm                    // ask a person through the client, then forward or refuse
+	Later                      // run Work off the lock, then apply its verdict
+)
+
+// Verdict is a hook's decision.
+type Verdict struct {
+	Kind VerdictKind
+	// Refusal is the error for Refuse, and for Confirm when the person
+	// does not accept or the client cannot ask.
+	Refusal Refusal
+	// Elicitation is the params object of the elicitation/create request
+	// sent to the client for Confirm.
+	Elicitation []byte
+	// Work computes the verdict for Later; it may block (bounded).
+	Work func() Verdict
+}
+
+// Refusal is an error mcpseal answers a call with. Data must hold only
+// mcpseal's own words, codes, digests and safe names.
+type Refusal struct {
+	Code    int
+	Message string
+	// Reason is data.reason; Extra is merged into data (stage, why,
+	// receipt, pointer ...).
+	Reason string
+	Extra  map[string]any
+}
+
+// Event is one audit event: what the gate decided, never content.
+type Event struct {
+	Op      string // connect, list, call, confirm, drift, withhold, result
+	Outcome string // allowed, refused, blocked, withheld, verified, pinned ...
+	Code    string // a stable reason code, when refused
+	Kind    contract.Kind
+	Name    string // safe name of the definition or tool
+	Digest  string
+	Count   int // definitions shown, or bytes, as the op says
+	Size    int
+}
