@@ -2,6 +2,8 @@ package gate_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -593,5 +595,35 @@ func TestStrictFirstUseHeldUntilApproved(t *testing.T) {
 	}
 	if res := newHarness(t, home, pin.Strict, newFakeServer(toolWeather)).legacySession(initLegacy); strings.Contains(res, `"error"`) {
 		t.Fatalf("after approval: %s", res)
+	}
+}
+
+func TestTamperedPinStoreHoldsUnderEveryPosture(t *testing.T) {
+	t.Parallel()
+	for _, posture := range []pin.Posture{pin.Guard, pin.Strict, pin.Monitor} {
+		home := t.TempDir()
+		newHarness(t, home, pin.Guard, newFakeServer(toolWeather)).legacySession(initLegacy)
+		// Someone edits the pinned definition by hand.
+		recs, _ := filepath.Glob(filepath.Join(home, "pins", "*.json"))
+		if len(recs) != 1 {
+			t.Fatalf("records: %v", recs)
+		}
+		b, err := os.ReadFile(recs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(recs[0], []byte(strings.Replace(string(b), "Get the weather.", "Get the weather!", 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		srv := newFakeServer(toolWeather2)
+		h := newHarness(t, home, posture, srv)
+		got := h.client(initLegacy)
+		if code, data := errorOf(t, got[0]); code != gate.CodeHeld || data.Reason != gate.ReasonPinStore {
+			t.Errorf("%s: code %d data %+v", posture, code, data)
+		}
+		h.client(callWeather)
+		if srv.received["tools/call"] != 0 {
+			t.Errorf("%s: a call reached the server", posture)
+		}
 	}
 }
