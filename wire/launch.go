@@ -1,0 +1,151 @@
+package wire
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+)
+
+// RunLine is an `mcpseal run` launch line as the run command reads it.
+type RunLine struct {
+	// Name is --name; HasName says it was given (a line without it is
+	// identified by its command line, and stays so: adding --name would
+	// change the server's identity and orphan its pins).
+	Name    string
+	HasName bool
+	// Posture is --posture ("guard" when not given).
+	Posture string
+	// Lock is --lock, when given.
+	Lock string
+	// URL is --url, for a remote server.
+	URL string
+	// Argv is the server command after --.
+	Argv []string
+}
+
+// RunSyntax reads `mcpseal run` arguments with the run command's own flag
+// set, so that a line is called broken exactly when mcpseal would refuse
+// it. internal/cli provides it.
+type RunSyntax interface {
+	// Parse reads the arguments that follow "run".
+	Parse(args []string) (RunLine, error)
+	// Has reports whether run has the flag (without dashes), so that wrap
+	// never writes a flag this mcpseal does not know.
+	Has(flag string) bool
+}
+
+// Launch is what status and wrap know about a stdio entry's launch line.
+type Launch struct {
+	// Wrapped: the command is mcpseal and the first argument is run.
+	Wrapped bool
+	// Line is the parsed run line; valid when Err is nil.
+	Line RunLine
+	// Err is why mcpseal would refuse the line.
+	Err error
+	// dash is the index in args of the "--" before the server command, or -1.
+	dash int
+}
+
+// isMcpseal reports whether command names an mcpseal binary: self, or any
+// file whose base name is mcpseal.
+func isMcpseal(command, self string) bool {
+	if command == "" {
+		return false
+	}
+	if self != "" && filepath.Clean(command) == filepath.Clean(self) {
+		return true
+	}
+	base := command
+	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+		base = base[i+1:]
+	}
+	base = strings.ToLower(base)
+	return base == "mcpseal" || base == "mcpseal.exe"
+}
+
+// readLaunch reads a stdio entry's launch line.
+func readLaunch(command string, args []string, self string, run RunSyntax) Launch {
+	if !isMcpseal(command, self) || len(args) == 0 || args[0] != "run" {
+		return Launch{dash: -1}
+	}
+	l := Launch{Wrapped: true, dash: -1}
+	line, err := run.Parse(args[1:])
+	if err != nil {
+		l.Err = err
+		return l
+	}
+	l.Line = line
+	if line.URL == "" {
+		l.dash = len(args) - len(line.Argv) - 1
+		if l.dash < 1 || args[l.dash] != "--" {
+			l.Err = errors.New("the server command does not follow --")
+		}
+	}
+	return l
+}
+
+// wrappedArgs is the args of a wrapped stdio entry.
+func wrappedArgs(name string, o *Options, argv []string) []string {
+	a := append([]string{"run", "--name", name}, o.flags()...)
+	return append(append(a, "--"), argv...)
+}
+
+// remoteArgs is the args of a wrapped remote entry.
+func remoteArgs(name, url, credential string, o *Options) []string {
+	a := []string{"run", "--url", url, "--name", name}
+	if credential != "" {
+		a = append(a, "--credential-file", credential)
+	}
+	return append(a, o.flags()...)
+}
+
+func (o *Options) flags() []string {
+	var a []string
+	if o.Lock != "" {
+		a = append(a, "--lock", o.Lock)
+	}
+	if o.Posture != "" {
+		a = append(a, "--posture", o.Posture)
+	}
+	return a
+}
+
+// missingFlags returns args with the flags the options ask for and the
+// line lacks added before the server command; nil when nothing is missing.
+// A flag the line already has with another value is left as it is.
+func missingFlags(args []string, l Launch, o *Options) []string {
+	var add []string
+	if o.Lock != "" && l.Line.Lock == "" {
+		add = append(add, "--lock", o.Lock)
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	at := len(args)
+	if l.dash > 0 {
+		at = l.dash
+	}
+	out := append(append(append([]string{}, args[:at]...), add...), args[at:]...)
+	return out
+}
+
+// shellLine shows a command line on one terminal line, quoting what a
+// shell would need quoted. It is for people, not for shells.
+func shellLine(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a != "" && !strings.ContainsFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r))
+		}) {
+			b.WriteString(a)
+			continue
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(a, "'", `'\''`))
+		b.WriteByte('\'')
+	}
+	return b.String()
+}

@@ -1,0 +1,143 @@
+package wire
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// State is how well a server is covered.
+type State string
+
+// The states status reports. Only Protected counts as protection.
+const (
+	// Protected: launched through mcpseal run under guard or strict.
+	Protected State = "protected"
+	// MonitorOnly: launched through mcpseal with --posture monitor, which
+	// records drift and forwards it. Never counted as protection.
+	MonitorOnly State = "monitor-only"
+	// NotWrapped: the client launches or reaches the server directly.
+	NotWrapped State = "not-wrapped"
+	// Broken: the launch line names mcpseal but mcpseal would refuse it
+	// (or the binary it names is gone): the server does not start at all.
+	Broken State = "broken"
+	// BaselineOutside: the entry points MCPSEAL_HOME somewhere else, so its
+	// pins live where `mcpseal status`, list and review do not look.
+	BaselineOutside State = "baseline-outside"
+)
+
+// ServerStatus is one server's coverage.
+type ServerStatus struct {
+	Client  string `json:"client"`
+	File    string `json:"file"`
+	Project bool   `json:"project,omitempty"`
+	Scope   string `json:"scope"`
+	Name    string `json:"name"`
+	Kind    Kind   `json:"kind"`
+	State   State  `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+	// Posture and Lock are read from a wrapped launch line.
+	Posture  string `json:"posture,omitempty"`
+	Lock     string `json:"lock,omitempty"`
+	Disabled bool   `json:"disabled,omitempty"`
+}
+
+// FileStatus is one config file read.
+type FileStatus struct {
+	File
+	// Error says why the file could not be read; its servers are unknown.
+	Error   string `json:"error,omitempty"`
+	Servers int    `json:"servers"`
+}
+
+// Report is the result of Status.
+type Report struct {
+	Files   []FileStatus   `json:"files"`
+	Servers []ServerStatus `json:"servers"`
+}
+
+// Enforcing reports whether everything found is protected: every server,
+// and no file that could not be read.
+func (r *Report) Enforcing() bool {
+	for _, f := range r.Files {
+		if f.Error != "" {
+			return false
+		}
+	}
+	for _, s := range r.Servers {
+		if s.State != Protected {
+			return false
+		}
+	}
+	return true
+}
+
+// Status reads files and says, for each server, how it is covered.
+func Status(files []File, o Options) *Report {
+	r := &Report{Files: []FileStatus{}, Servers: []ServerStatus{}}
+	for _, f := range files {
+		fs := FileStatus{File: f}
+		src, err := readBounded(f.Path, maxConfigSize)
+		var doc document
+		if err == nil {
+			doc, err = parseDocument(f, src)
+		}
+		if err != nil {
+			fs.Error = err.Error()
+			r.Files = append(r.Files, fs)
+			continue
+		}
+		for _, de := range doc.entries() {
+			r.Servers = append(r.Servers, serverStatus(f, &de.Entry, o))
+			fs.Servers++
+		}
+		r.Files = append(r.Files, fs)
+	}
+	return r
+}
+
+func serverStatus(f File, e *Entry, o Options) ServerStatus {
+	s := ServerStatus{Client: f.Client, File: f.Path, Project: f.Project, Scope: e.Scope, Name: e.Name, Kind: e.Kind, Disabled: e.Disabled}
+	switch e.Kind {
+	case Other:
+		s.State, s.Reason = NotWrapped, e.Why
+		return s
+	case Remote:
+		s.State, s.Reason = NotWrapped, "remote server the client reaches directly"
+		return s
+	}
+	l := readLaunch(e.Command, e.Args, o.Self, o.Run)
+	switch {
+	case !l.Wrapped:
+		s.State, s.Reason = NotWrapped, "launched without mcpseal"
+		return s
+	case l.Err != nil:
+		s.State, s.Reason = Broken, "mcpseal would refuse this launch line: "+l.Err.Error()
+		return s
+	}
+	s.Posture, s.Lock = l.Line.Posture, l.Line.Lock
+	if l.Line.URL != "" {
+		s.Kind = Remote
+	}
+	if filepath.IsAbs(e.Command) && filepath.Clean(e.Command) != filepath.Clean(o.Self) {
+		if _, err := os.Stat(e.Command); err != nil {
+			s.State, s.Reason = Broken, "the mcpseal binary it names is not there (run 'mcpseal wrap' to point it at this one)"
+			return s
+		}
+	}
+	if h, ok := e.Env["MCPSEAL_HOME"]; ok && filepath.Clean(h) != filepath.Clean(o.Home) {
+		s.State, s.Reason = BaselineOutside, "its MCPSEAL_HOME keeps the pins outside "+o.Home
+		return s
+	}
+	if s.Posture == "monitor" {
+		s.State, s.Reason = MonitorOnly, "posture monitor reports drift and forwards it: not protection"
+		return s
+	}
+	s.State = Protected
+	if !l.Line.HasName {
+		s.Reason = "identified by its command line (no --name)"
+	}
+	if s.Lock != "" && !filepath.IsAbs(s.Lock) {
+		s.Reason = "lock path is relative: read from the folder the client starts the server in"
+	}
+	return s
+}
