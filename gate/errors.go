@@ -28,6 +28,10 @@ const (
 	// CodeUnknownTool: a call named a tool that is not in the verified
 	// contract; it was not forwarded.
 	CodeUnknownTool = -32006
+	// CodeWithheld: the definition is withheld by the team's lock (not
+	// approved there: new, changed, pending or duplicate); a call to it
+	// was not forwarded.
+	CodeWithheld = -32007
 )
 
 // Reasons carried in error data. Stable strings.
@@ -48,6 +52,7 @@ const (
 	ReasonIDCollision       = "id-collision"
 	ReasonUnknownTool       = "unknown-tool"
 	ReasonInvalidMessage    = "invalid-message"
+	ReasonWithheld          = "withheld"
 )
 
 // ServerRef names the server in error data: an ID and a safe label, never

@@ -328,12 +328,8 @@ func (s *Session) maybeFinish() {
 	}
 	s.event(Event{Op: "connect", Outcome: "verified", Count: c.Len()})
 	result := r.result
-	if result != nil && c.Instructions != nil && s.cfg.Hooks.Instructions != nil && !s.cfg.Hooks.Instructions(r.profile, c.Instructions) {
-		// The host does not let these instructions reach the model.
-		if m, err := jsonrpc.Peek(result); err == nil && m.Result != nil {
-			s.event(Event{Op: "withhold", Outcome: "withheld", Kind: contract.InstructionsKind, Code: "instructions"})
-			result = jsonrpc.NewResult(m.ID, replaceMember(m.Result, "instructions", nil))
-		}
+	if result != nil {
+		result = s.shapeHandshake(r.profile, result, c.Instructions)
 	}
 	s.release(result)
 }
@@ -357,4 +353,18 @@ func duplicateName(c *contract.Contract) (ChangeRef, bool) {
 		}
 	}
 	return ChangeRef{}, false
+}
+
+// shapeHandshake removes the instructions from a handshake result when
+// the host does not let them reach the model.
+func (s *Session) shapeHandshake(profile string, frame []byte, instr *string) []byte {
+	if instr == nil || s.cfg.Hooks.Instructions == nil || s.cfg.Hooks.Instructions(profile, instr) {
+		return frame
+	}
+	m, err := jsonrpc.Peek(frame)
+	if err != nil || m.Result == nil {
+		return frame
+	}
+	s.event(Event{Op: "withhold", Outcome: "withheld", Kind: contract.InstructionsKind, Code: "instructions"})
+	return jsonrpc.NewResult(m.ID, replaceMember(m.Result, "instructions", nil))
 }

@@ -97,13 +97,14 @@ func (s *Session) recheckHandshake(p *pendingRequest, m jsonrpc.Message, frame [
 		s.closeUnverified(ReasonInvalidDefinition, "mcpseal: server "+s.cfg.Identity.Label+" sent instructions that are not a string")
 		return
 	}
-	if base != nil && equalInstructions(base.Instructions, instr) {
-		s.toClient(frame)
-		return
+	if base == nil || !equalInstructions(base.Instructions, instr) {
+		observed := overlay(base, nil, nil)
+		observed.Instructions = instr
+		if !s.midSessionDrift(p, observed) {
+			return
+		}
 	}
-	observed := overlay(base, nil, nil)
-	observed.Instructions = instr
-	s.midSessionDrift(p, observed, frame)
+	s.toClient(s.shapeHandshake(p.profile, frame, instr))
 }
 
 func equalInstructions(a, b *string) bool {
@@ -152,24 +153,23 @@ func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 	if len(removed) > 0 {
 		drift = true
 	}
-	if !drift {
-		s.toClient(s.shapeListing(p, m, frame, items, page))
+	if drift && !s.midSessionDrift(p, overlay(base, page, removed)) {
 		return
 	}
-	observed := overlay(base, page, removed)
-	s.midSessionDrift(p, observed, frame)
+	s.toClient(s.shapeListing(p, m, frame, items, page))
 }
 
-// midSessionDrift records a drift seen inside a verified session: under
-// monitor the frame is forwarded, otherwise the session is blocked and the
-// request gets the block error.
-func (s *Session) midSessionDrift(p *pendingRequest, observed *contract.Contract, frame []byte) {
+// midSessionDrift records a drift seen inside a verified session. It
+// reports whether the answer may still be delivered (monitor posture, or a
+// baseline that accepts it); otherwise the session is blocked and the
+// request got the block error.
+func (s *Session) midSessionDrift(p *pendingRequest, observed *contract.Contract) bool {
 	s.pending[jsonrpc.IDKey(p.id)] = p
 	if !s.observe(p.profile, observed, true) {
-		return // closed: p was answered with the closure error
+		return false // closed: p was answered with the closure error
 	}
 	delete(s.pending, jsonrpc.IDKey(p.id))
-	s.toClient(frame)
+	return true
 }
 
 // overlay returns base with page's definitions put in (replacing those of

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/lock"
 	"github.com/mcpseal/mcpseal/pin"
 	"github.com/mcpseal/mcpseal/stdio"
 )
@@ -24,6 +25,7 @@ import (
 func init() { register(newRunCmd) }
 
 type runFlags struct {
+	lock          runLockFlags
 	name          string
 	posture       string
 	maxFrame      int
@@ -60,9 +62,17 @@ Postures:
   monitor  drift is recorded and reported on stderr, traffic is forwarded;
            this is not protection
 
+With --lock FILE --name NAME the team lock is the baseline from the first
+session (no trust on first use): definitions the lock does not approve are
+withheld from the client, a call to one gets JSON-RPC error -32007, and the
+locked package version runs even when the command asks for latest. A lock
+that is missing, unreadable, tampered, unsigned (when the host config asks
+for signatures) or rolled back stops the server before it starts.
+
 Exit status: 0 when the client closed the session, 3 blocked on drift,
 4 held because the pin store is missing or tampered, 5 the server exited or
-crashed first, 6 the contract could not be verified, 2 usage.
+crashed first, 6 the contract could not be verified, 7 the lock refused the
+server, 2 usage.
 
 In a client's config, replace the server's command with:
   mcpseal run --name NAME -- <original command> <args...>`,
@@ -81,6 +91,10 @@ In a client's config, replace the server's command with:
 	fl.IntVar(&f.maxFrame, "max-frame", jsonrpc.DefaultMaxFrame, "largest message in `BYTES` either way")
 	fl.DurationVar(&f.verifyTimeout, "verify-timeout", gate.DefaultLimits.VerifyTimeout, "how long the server may take to list its contract")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")
+	fl.StringVar(&f.lock.path, "lock", "", "enforce the team lock `FILE` (needs --name): unapproved definitions are withheld, the locked package version runs")
+	fl.BoolVar(&f.lock.onlyLocked, "only-locked", false, "with --lock: refuse to start a server the lock does not list")
+	fl.StringVar(&f.lock.events, "lock-events", "", "with --lock: append one JSON line per listing and refused call to `FILE`")
+	fl.StringVar(&f.lock.hostConfig, "lock-host-config", "", "with --lock: host config `FILE` naming trusted signing keys and a sequence store (default $"+lock.HostConfigEnv+")")
 	return cmd
 }
 
@@ -101,19 +115,43 @@ func runServer(e *env, f runFlags, argv []string) error {
 		id = pin.IdentityForName(f.name)
 	}
 	logger = logger.With("server", id.Label)
-	home, err := pin.DefaultHome(e.getenv)
-	if err != nil {
-		return exitWith(ExitHeld, err)
+	var baseline gate.PinStore
+	var hooks gate.Hooks
+	if f.lock.path != "" {
+		if f.name == "" {
+			return &usageError{errLockNeedsName}
+		}
+		lg, err := openLock(e, f.lock, f.name)
+		if err != nil {
+			return exitWith(ExitLock, err)
+		}
+		if lg != nil {
+			defer lg.close()
+			if argv, err = lg.entry.LaunchArgv(argv); err != nil {
+				return exitWith(ExitLock, withHint(fmt.Errorf("the lock refuses this command: %w", err), "the command must run the package the lock pins; run 'mcpseal lock' to change the lock"))
+			}
+			lg.posture = posture
+			baseline = lg
+			hooks = lg.hooks(func(msg string, args ...any) { logger.Warn(msg, args...) })
+		}
 	}
-	store, err := pin.Open(home)
-	if err != nil {
-		return exitWith(ExitHeld, withHint(err, "mcpseal keeps its pins in $MCPSEAL_HOME (default ~/.mcpseal)"))
+	if baseline == nil {
+		home, err := pin.DefaultHome(e.getenv)
+		if err != nil {
+			return exitWith(ExitHeld, err)
+		}
+		store, err := pin.Open(home)
+		if err != nil {
+			return exitWith(ExitHeld, withHint(err, "mcpseal keeps its pins in $MCPSEAL_HOME (default ~/.mcpseal)"))
+		}
+		baseline = store
 	}
 	r := &reporter{w: e.stderr, id: id}
 	g := gate.New(gate.Config{
 		Identity:   id,
 		Posture:    posture,
-		Pins:       store,
+		Pins:       baseline,
+		Hooks:      hooks,
 		Limits:     gate.Limits{VerifyTimeout: f.verifyTimeout},
 		IDPrefix:   gate.NewIDPrefix(),
 		Logger:     logger,

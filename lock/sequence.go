@@ -1,0 +1,90 @@
+package lock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// SequenceFormat is the sequence store's format tag.
+const SequenceFormat = "mcpseal-lock-sequences/1"
+
+// maxSequenceStore bounds the store: one small entry per lock a host has
+// seen.
+const maxSequenceStore = 16 << 20
+
+// sequenceStore is the host's record of the highest manifest accepted for
+// each lock, keyed by the lock's absolute, resolved path:
+//
+//	{"format": "mcpseal-lock-sequences/1",
+//	 "locks": {"/home/me/app/mcpseal.lock": {"sequence": 7, "lock_digest": "sha256:..."}}}
+type sequenceStore struct {
+	Format string              `json:"format"`
+	Locks  map[string]seenLock `json:"locks"`
+}
+
+type seenLock struct {
+	Sequence   uint64 `json:"sequence"`
+	LockDigest string `json:"lock_digest"`
+}
+
+// acceptSequence checks manifest m of the lock at key against the store
+// at path and, when it is newer, records it. It holds an exclusive lock
+// on path+".flock" throughout, so processes starting servers at the same
+// time cannot lose each other's updates. An equal sequence is accepted
+// only for the same lock digest.
+func acceptSequence(path, key string, m *Manifest) error {
+	f, err := os.OpenFile(path+".flock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("lock: sequence store: %w", err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return fmt.Errorf("lock: sequence store: %w", err)
+	}
+	st := sequenceStore{Format: SequenceFormat, Locks: map[string]seenLock{}}
+	data, err := readBounded(path, maxSequenceStore)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("lock: sequence store: %w", err)
+	default:
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&st); err != nil || st.Format != SequenceFormat || st.Locks == nil {
+			return fmt.Errorf("lock: sequence store %s is damaged; refusing rather than forgetting what this host has seen", path)
+		}
+	}
+	seen, ok := st.Locks[key]
+	switch {
+	case !ok || m.Sequence > seen.Sequence:
+	case m.Sequence == seen.Sequence && m.LockDigest == seen.LockDigest:
+		return nil
+	case m.Sequence == seen.Sequence:
+		return fmt.Errorf("%w: sequence %d was already seen for another lock", ErrRollback, m.Sequence)
+	default:
+		return fmt.Errorf("%w: sequence %d, this host has seen %d", ErrRollback, m.Sequence, seen.Sequence)
+	}
+	st.Locks[key] = seenLock{Sequence: m.Sequence, LockDigest: m.LockDigest}
+	out, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(path, append(out, '\n'), 0o600); err != nil {
+		return fmt.Errorf("lock: sequence store: %w", err)
+	}
+	return nil
+}
+
+// sequenceKey is the store's key for the lock at path.
+func sequenceKey(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
