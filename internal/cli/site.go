@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpseal/mcpseal/site"
+	"github.com/mcpseal/mcpseal/tlog"
+)
+
+func init() { register(newSiteCmd) }
+
+func newSiteCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "site",
+		Short: "Build the static website of a transparency log",
+		Args:  exactArgs(0, "a subcommand"),
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	var keyFile, baseURL, now string
+	build := &cobra.Command{
+		Use:   "build LOGDIR OUT --key FILE [--base-url URL]",
+		Short: "Verify a log and write its static site into OUT",
+		Long: `Verify the log in LOGDIR against the verifier key in FILE (and against the
+last checkpoint this machine accepted), then write into OUT (new or empty)
+an index of servers, a page per server with its history and labelled
+diffs, SVG badges, an Atom feed, monthly reports, and the log's files with
+instructions to verify them. No JavaScript. See docs/site.md.`,
+		Args: exactArgs(2, "a log folder and an output folder"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if keyFile == "" {
+				return &usageError{errors.New("site build needs --key FILE: the log's verifier key")}
+			}
+			at := time.Now()
+			if now != "" {
+				t, err := time.Parse(time.RFC3339, now)
+				if err != nil {
+					return &usageError{errors.New("--now takes an RFC 3339 time")}
+				}
+				at = t
+			}
+			if baseURL != "" && (!strings.HasPrefix(baseURL, "https://") && !strings.HasPrefix(baseURL, "http://") || !strings.HasSuffix(baseURL, "/")) {
+				return &usageError{errors.New("--base-url must be an http(s) address ending in /")}
+			}
+			return runSiteBuild(e, args[0], args[1], keyFile, baseURL, at)
+		},
+	}
+	build.Flags().StringVar(&keyFile, "key", "", "the log's verifier key file")
+	build.Flags().StringVar(&baseURL, "base-url", "", "the site's public address, ending in / (for the feed and badge snippets)")
+	build.Flags().StringVar(&now, "now", "", "the time badges count to (RFC 3339; default now)")
+	cmd.AddCommand(build)
+	return cmd
+}
+
+func runSiteBuild(e *env, logDir, out, keyFile, baseURL string, now time.Time) error {
+	home, err := mcpsealHome(e)
+	if err != nil {
+		return err
+	}
+	key, err := tlog.ReadVerifierFile(keyFile)
+	if err != nil {
+		return fmt.Errorf("reading the verifier key: %w", err)
+	}
+	vkey, err := os.ReadFile(keyFile)
+	if err != nil {
+		return err
+	}
+	d, err := tlog.OpenDir(logDir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	v, err := tlog.Verify(d, tlog.VerifyOptions{Key: key, Seen: tlog.SeenDir(home)})
+	if err != nil {
+		return withHint(fmt.Errorf("the log does not verify; no site was built: %w", err), "run 'mcpseal log verify %s --key %s' for details", logDir, keyFile)
+	}
+	live, err := tlog.ReadLiveness(d)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", tlog.LivenessFile, err)
+	}
+	opts := site.Options{Now: now, BaseURL: baseURL, Key: key, VerifierKey: strings.TrimSpace(string(vkey))}
+	if err := site.Build(v, d, live, out, opts); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "built the site of %s (%d entries, %d servers) in %s\n", v.Checkpoint.Origin, v.Checkpoint.Size, len(v.Servers()), out)
+	return nil
+}
