@@ -25,6 +25,13 @@ func IdentityForName(name string) Identity {
 	return Identity{ID: shortID("name\x00" + name), Label: contract.SafeName(name)}
 }
 
+// IdentityForProfile is the identity of a server launched by the launch
+// profile name whose digest is profileDigest: a changed profile is a
+// changed server, whose contract is pinned anew (and held under strict).
+func IdentityForProfile(name, profileDigest string) Identity {
+	return Identity{ID: shortID("profile\x00" + name + "\x00" + profileDigest), Label: contract.SafeName(name)}
+}
+
 // IdentityForArgv is the identity of a server known only by the command
 // that starts it.
 func IdentityForArgv(argv []string) Identity {

@@ -22,6 +22,7 @@ const (
 	ExitHeld     = 4 // run: the pin store is missing, unreadable or tampered
 	ExitServer   = 5 // run: the server exited or crashed before the client was done
 	ExitVerify   = 6 // run: the contract could not be verified (timeout, invalid definitions, listing failed)
+	ExitRefused  = 7 // run: refused to start the server (the lock or the launch profile refused it)
 	ExitInternal = 70
 )
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/launch"
 	"github.com/mcpseal/mcpseal/lock"
 	"github.com/mcpseal/mcpseal/pin"
 	"github.com/mcpseal/mcpseal/stdio"
@@ -26,6 +28,7 @@ func init() { register(newRunCmd) }
 
 type runFlags struct {
 	lock          runLockFlags
+	profile       string
 	name          string
 	posture       string
 	maxFrame      int
@@ -79,6 +82,17 @@ In a client's config, replace the server's command with:
 		Example: `  mcpseal run -- npx -y @modelcontextprotocol/server-memory
   mcpseal run --name files -- npx -y @modelcontextprotocol/server-filesystem /tmp`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.profile != "" {
+				// The profile pins the command; one given after -- must
+				// equal it.
+				if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+					return &usageError{errors.New("with --profile, a command may follow only after --")}
+				}
+				if len(args) == 0 {
+					args = nil // no command given: the profile's own
+				}
+				return runServer(e, f, args)
+			}
 			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 				return &usageError{withHint(errors.New("run needs the server command after --"), "mcpseal run [--name NAME] -- COMMAND [ARGS...]")}
 			}
@@ -91,6 +105,7 @@ In a client's config, replace the server's command with:
 	fl.IntVar(&f.maxFrame, "max-frame", jsonrpc.DefaultMaxFrame, "largest message in `BYTES` either way")
 	fl.DurationVar(&f.verifyTimeout, "verify-timeout", gate.DefaultLimits.VerifyTimeout, "how long the server may take to list its contract")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")
+	fl.StringVar(&f.profile, "profile", "", "launch exactly what the launch profile `NAME` (or FILE) pins, verified and confined (see 'mcpseal profile'); the profile names the server")
 	fl.StringVar(&f.lock.path, "lock", "", "enforce the team lock `FILE` (needs --name): unapproved definitions are withheld, the locked package version runs")
 	fl.BoolVar(&f.lock.onlyLocked, "only-locked", false, "with --lock: refuse to start a server the lock does not list")
 	fl.StringVar(&f.lock.events, "lock-events", "", "with --lock: append one JSON line per listing and refused call to `FILE`")
@@ -98,44 +113,72 @@ In a client's config, replace the server's command with:
 	return cmd
 }
 
-func runServer(e *env, f runFlags, argv []string) error {
+// check validates run's flags and returns the posture and the logger.
+func (f runFlags) check(stderr io.Writer) (pin.Posture, *slog.Logger, error) {
 	posture, err := pin.ParsePosture(f.posture)
 	if err != nil {
-		return &usageError{err}
+		return "", nil, &usageError{err}
 	}
 	if f.maxFrame < 1024 {
-		return &usageError{errors.New("--max-frame must be at least 1024 bytes")}
+		return "", nil, &usageError{errors.New("--max-frame must be at least 1024 bytes")}
 	}
-	logger, err := newLogger(e.stderr, f.logLevel)
+	logger, err := newLogger(stderr, f.logLevel)
 	if err != nil {
-		return &usageError{err}
+		return "", nil, &usageError{err}
 	}
-	id := pin.IdentityForArgv(argv)
-	if f.name != "" {
-		id = pin.IdentityForName(f.name)
+	switch {
+	case f.profile != "" && f.name != "":
+		return "", nil, &usageError{errors.New("--profile names the server itself; drop --name")}
+	case f.lock.path != "" && f.name == "" && f.profile == "":
+		return "", nil, &usageError{errLockNeedsName}
 	}
-	logger = logger.With("server", id.Label)
-	var baseline gate.PinStore
-	var hooks gate.Hooks
+	return posture, logger, nil
+}
+
+// A session plan says who the server is, how it starts and what decides
+// what the client sees; runServer fills it step by step, in the order that
+// lets each check refuse before anything starts.
+type sessionPlan struct {
+	id        pin.Identity
+	name      string // the name locks and policies know the server by
+	argv      []string
+	profile   *launch.Profile
+	baseline  gate.PinStore
+	hooks     gate.Hooks
+	maxStderr int64
+	closers   []func() error
+}
+
+func (p *sessionPlan) close() {
+	for _, c := range p.closers {
+		_ = c()
+	}
+}
+
+func runServer(e *env, f runFlags, argv []string) error {
+	posture, logger, err := f.check(e.stderr)
+	if err != nil {
+		return err
+	}
+	plan := &sessionPlan{argv: argv, name: f.name}
+	defer plan.close()
+	switch {
+	case f.profile != "":
+		if err := plan.loadProfile(e, f.profile); err != nil {
+			return err
+		}
+	case f.name != "":
+		plan.id = pin.IdentityForName(f.name)
+	default:
+		plan.id = pin.IdentityForArgv(argv)
+	}
+	logger = logger.With("server", plan.id.Label)
 	if f.lock.path != "" {
-		if f.name == "" {
-			return &usageError{errLockNeedsName}
-		}
-		lg, err := openLock(e, f.lock, f.name)
-		if err != nil {
-			return exitWith(ExitLock, err)
-		}
-		if lg != nil {
-			defer lg.close()
-			if argv, err = lg.entry.LaunchArgv(argv); err != nil {
-				return exitWith(ExitLock, withHint(fmt.Errorf("the lock refuses this command: %w", err), "the command must run the package the lock pins; run 'mcpseal lock' to change the lock"))
-			}
-			lg.posture = posture
-			baseline = lg
-			hooks = lg.hooks(func(msg string, args ...any) { logger.Warn(msg, args...) })
+		if err := plan.useLock(e, f.lock, posture, logger); err != nil {
+			return err
 		}
 	}
-	if baseline == nil {
+	if plan.baseline == nil {
 		home, err := pin.DefaultHome(e.getenv)
 		if err != nil {
 			return exitWith(ExitHeld, err)
@@ -144,14 +187,20 @@ func runServer(e *env, f runFlags, argv []string) error {
 		if err != nil {
 			return exitWith(ExitHeld, withHint(err, "mcpseal keeps its pins in $MCPSEAL_HOME (default ~/.mcpseal)"))
 		}
-		baseline = store
+		plan.baseline = store
 	}
-	r := &reporter{w: e.stderr, id: id}
+	var srv stdio.Server
+	if plan.profile != nil {
+		if srv, err = plan.startProfile(e); err != nil {
+			return err
+		}
+	}
+	r := &reporter{w: e.stderr, id: plan.id}
 	g := gate.New(gate.Config{
-		Identity:   id,
+		Identity:   plan.id,
 		Posture:    posture,
-		Pins:       baseline,
-		Hooks:      hooks,
+		Pins:       plan.baseline,
+		Hooks:      plan.hooks,
 		Limits:     gate.Limits{VerifyTimeout: f.verifyTimeout},
 		IDPrefix:   gate.NewIDPrefix(),
 		Logger:     logger,
@@ -161,18 +210,45 @@ func runServer(e *env, f runFlags, argv []string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	res, err := stdio.Run(ctx, stdio.Config{
-		Argv:      argv,
+		Server:    srv,
+		Argv:      plan.argv,
 		MaxFrame:  f.maxFrame,
 		Gate:      g,
 		ClientIn:  e.stdin,
 		ClientOut: e.stdout,
 		Stderr:    e.stderr,
 		Logger:    logger,
+		MaxStderr: plan.maxStderr,
 	})
 	if err != nil {
 		return exitWith(ExitServer, err)
 	}
 	return exitWith(runExitCode(res), nil)
+}
+
+// useLock makes the team lock the plan's baseline, when it lists the
+// server, and runs the locked package version.
+func (p *sessionPlan) useLock(e *env, f runLockFlags, posture pin.Posture, logger *slog.Logger) error {
+	lg, err := openLock(e, f, p.name)
+	if err != nil {
+		return exitWith(ExitRefused, err)
+	}
+	if lg == nil {
+		return nil
+	}
+	p.closers = append(p.closers, lg.close)
+	argv, err := lg.entry.LaunchArgv(p.argv)
+	if err != nil {
+		return exitWith(ExitRefused, withHint(fmt.Errorf("the lock refuses this command: %w", err), "the command must run the package the lock pins; run 'mcpseal lock' to change the lock"))
+	}
+	if p.profile != nil && !slices.Equal(argv, p.argv) {
+		return exitWith(ExitRefused, errors.New("the lock pins another package version than the launch profile runs; update one of them"))
+	}
+	p.argv = argv
+	lg.posture = posture
+	p.baseline = lg
+	p.hooks = lg.hooks(func(msg string, args ...any) { logger.Warn(msg, args...) })
+	return nil
 }
 
 // runExitCode maps how a session ended to mcpseal's exit status.

@@ -11,11 +11,6 @@ import (
 	"github.com/mcpseal/mcpseal/pin"
 )
 
-// ExitLock: run refused to start the server because of the team lock (it
-// is missing, unreadable, tampered, unsigned or rolled back; the server is
-// not listed under --only-locked; the command names another package).
-const ExitLock = 7
-
 // runLockFlags are run's lock flags.
 type runLockFlags struct {
 	path       string
