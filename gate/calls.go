@@ -3,6 +3,7 @@ package gate
 import (
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -18,6 +19,9 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 	case Allow:
 		s.event(Event{Op: "call", Outcome: "allowed", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Size: len(p.frame)})
 		s.release1(key, p)
+		if v.Timeout > 0 {
+			s.timeouts[key] = callTimeout{at: s.cfg.Now().Add(v.Timeout), refusal: v.TimeoutRefusal}
+		}
 	case Refuse:
 		s.refuseHeld(key, p, v.Refusal)
 	case Confirm:
@@ -244,4 +248,58 @@ func replaceMember(obj []byte, key string, value []byte) []byte {
 		n++
 	}
 	return append(out, '}')
+}
+
+// callTimeout is the deadline of a forwarded call.
+type callTimeout struct {
+	at      time.Time
+	refusal Refusal
+}
+
+// expireCalls answers calls whose result took too long, tells the server
+// to stop, and forgets them so a late result is dropped.
+func (s *Session) expireCalls() {
+	now := s.cfg.Now()
+	for _, key := range sortedKeys(s.timeouts) {
+		t := s.timeouts[key]
+		if now.Before(t.at) {
+			continue
+		}
+		delete(s.timeouts, key)
+		p, ok := s.pending[key]
+		if !ok {
+			continue
+		}
+		delete(s.pending, key)
+		r := t.refusal
+		if r.Code == 0 {
+			r.Code = CodeRefused
+		}
+		if r.Message == "" {
+			r.Message = "mcpseal: the call took longer than the host allows; cancelled"
+		}
+		name := contract.SafeName(p.call.Tool.Name)
+		s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+		s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
+		params := append(append([]byte(`{"requestId":`), p.id...), []byte(`,"reason":"mcpseal: call timeout"}`)...)
+		s.toServer(jsonrpc.NewNotification("notifications/cancelled", params))
+	}
+}
+
+// Refuse closes the session before anything reached the server (a
+// before_connect refusal): every request gets r.
+func (s *Session) Refuse(r Refusal) []Out {
+	s.out = nil
+	s.close(s.refusalClosure(r))
+	return s.flush()
+}
+
+func (s *Session) refusalClosure(r Refusal) *closure {
+	if r.Code == 0 {
+		r.Code = CodeRefused
+	}
+	if r.Message == "" {
+		r.Message = "mcpseal: the host refused this server"
+	}
+	return &closure{code: r.Code, reason: r.Reason, message: r.Message, data: s.refusalData(r, "")}
 }

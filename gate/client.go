@@ -188,7 +188,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 				s.toClient(jsonrpc.NewError(m.ID, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
 				return
 			}
-			p.call = &CallInfo{Profile: profile, Tool: def, Arguments: member(m.Params, "arguments"), ClientCapabilities: s.caps[profile]}
+			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: member(m.Params, "arguments"), ClientCapabilities: s.caps[profile]}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true
 				s.pending[jsonrpc.IDKey(m.ID)] = p

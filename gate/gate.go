@@ -208,6 +208,8 @@ type Session struct {
 	asks map[string]string
 	// deadlines of held calls, by the held call's key.
 	holds map[string]time.Time
+	// deadlines of forwarded calls, by the call's key.
+	timeouts map[string]callTimeout
 }
 
 // New returns a Session ready for the first message.
@@ -235,6 +237,7 @@ func New(cfg Config) *Session {
 		caps:     make(map[string][]string),
 		asks:     make(map[string]string),
 		holds:    make(map[string]time.Time),
+		timeouts: make(map[string]callTimeout),
 	}
 }
 
@@ -307,6 +310,11 @@ func (s *Session) Deadline() time.Time {
 			d = h
 		}
 	}
+	for _, t := range s.timeouts {
+		if d.IsZero() || t.at.Before(d) {
+			d = t.at
+		}
+	}
 	return d
 }
 
@@ -318,6 +326,7 @@ func (s *Session) Tick() []Out {
 		s.closeUnverified(ReasonTimeout, fmt.Sprintf("mcpseal: server %s did not list its contract within %s", s.cfg.Identity.Label, s.cfg.Limits.VerifyTimeout))
 	}
 	s.expireHolds()
+	s.expireCalls()
 	return s.flush()
 }
 
@@ -384,6 +393,7 @@ func (s *Session) close(c *closure) {
 	clear(s.own)
 	clear(s.asks)
 	clear(s.holds)
+	clear(s.timeouts)
 	for _, frame := range s.queue {
 		m, err := jsonrpc.Peek(frame)
 		if err == nil && m.Kind == jsonrpc.Request {

@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"time"
+
 	"github.com/mcpseal/mcpseal/contract"
 )
 
@@ -25,6 +27,9 @@ type Hooks struct {
 	Call func(CallInfo) Verdict
 	// Result checks a tools/call result before the client sees it.
 	Result func(info CallInfo, result []byte) Verdict
+	// AfterConnect decides, once a profile's contract verified, whether
+	// the session may go on (Allow, Refuse or Later; a refusal closes it).
+	AfterConnect func(profile string, c *contract.Contract) Verdict
 	// Event receives an audit event for every decision the gate makes.
 	Event func(Event)
 }
@@ -44,8 +49,10 @@ type CallInfo struct {
 	Profile string
 	// Tool is the verified definition of the called tool.
 	Tool contract.Definition
-	// Arguments is the raw arguments member (nil when absent). Preflight
-	// providers must not see it; schema validation does.
+	// Params is the raw params object and Arguments its arguments member
+	// (nil when absent). Preflight providers must not see them; size
+	// limits and schema validation do.
+	Params    []byte
 	Arguments []byte
 	// ClientCapabilities are the capability names the client declared.
 	ClientCapabilities []string
@@ -72,6 +79,11 @@ type Verdict struct {
 	Elicitation []byte
 	// Work computes the verdict for Later; it may block (bounded).
 	Work func() Verdict
+	// Timeout, for an allowed call, bounds the wait for its result: when
+	// it passes the client gets TimeoutRefusal, the server is sent
+	// notifications/cancelled and a late result is dropped.
+	Timeout        time.Duration
+	TimeoutRefusal Refusal
 }
 
 // Refusal is an error mcpseal answers a call with. Data must hold only

@@ -228,3 +228,70 @@ func TestInstructionsWithheld(t *testing.T) {
 		t.Fatalf("handshake result %s", res)
 	}
 }
+
+func TestCallTimeoutCancelsAndDropsLateResult(t *testing.T) {
+	t.Parallel()
+	hooks := gate.Hooks{Call: func(ci gate.CallInfo) gate.Verdict {
+		return gate.Verdict{Kind: gate.Allow, Timeout: time.Second, TimeoutRefusal: gate.Refusal{Code: -32009, Reason: "call-timeout"}}
+	}}
+	srv := newFakeServer(toolWeather)
+	srv.manual["tools/call"] = true
+	h, _ := hookHarness(t, hooks, srv)
+	h.legacySession(initLegacy)
+	h.client(callWeather)
+	h.now = h.now.Add(2 * time.Second)
+	got := h.pump(h.s.Tick())
+	if len(got) != 1 {
+		t.Fatalf("got %q", got)
+	}
+	if code, data := errorOf(t, got[0]); code != -32009 || data.Reason != "call-timeout" {
+		t.Fatalf("code %d data %+v", code, data)
+	}
+	if srv.received["notifications/cancelled"] != 1 {
+		t.Errorf("server not told to cancel: %v", srv.received)
+	}
+	if late := h.serverSays(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`); len(late) != 0 {
+		t.Errorf("late result delivered: %q", late)
+	}
+}
+
+func TestAfterConnectRefusalClosesSession(t *testing.T) {
+	t.Parallel()
+	hooks := gate.Hooks{AfterConnect: func(string, *contract.Contract) gate.Verdict {
+		return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict {
+			return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: -32011, Message: "mcpseal: refused after connect", Reason: "provider-block", Extra: map[string]any{"stage": "after_connect"}}}
+		}}
+	}}
+	srv := newFakeServer(toolWeather)
+	h, _ := hookHarness(t, hooks, srv)
+	if got := h.client(initLegacy); len(got) != 0 {
+		t.Fatalf("released before the after_connect decision: %q", got)
+	}
+	got := h.pump(h.later[0]())
+	if len(got) != 1 {
+		t.Fatalf("got %q", got)
+	}
+	if code, data := errorOf(t, got[0]); code != -32011 || data.Reason != "provider-block" || !strings.Contains(got[0], "after_connect") {
+		t.Fatalf("code %d data %+v", code, data)
+	}
+	h.client(callWeather)
+	if srv.received["tools/call"] != 0 {
+		t.Error("call reached the server after the refusal")
+	}
+}
+
+func TestRefuseBeforeConnectAnswersEveryRequest(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather)
+	h, _ := hookHarness(t, gate.Hooks{}, srv)
+	h.pump(h.s.Refuse(gate.Refusal{Code: -32011, Message: "mcpseal: not started", Reason: "server-blocked", Extra: map[string]any{"stage": "before_connect"}}))
+	for _, f := range []string{initLegacy, callWeather} {
+		got := h.client(f)
+		if code, _ := errorOf(t, got[0]); code != -32011 {
+			t.Errorf("code %d", code)
+		}
+	}
+	if len(srv.received) != 0 {
+		t.Errorf("server received %v", srv.received)
+	}
+}

@@ -26,6 +26,7 @@ type round struct {
 	handshakeID []byte
 
 	needDiscover bool
+	afterConnect bool // the after_connect hook was asked
 	instructions *string
 	listings     map[contract.Kind]*listing
 	total        int
@@ -322,6 +323,40 @@ func (s *Session) maybeFinish() {
 	if !s.observe(r.profile, c, false) {
 		return
 	}
+	if s.cfg.Hooks.AfterConnect != nil && !r.afterConnect {
+		r.afterConnect = true
+		s.decideConnect(r, c, s.cfg.Hooks.AfterConnect(r.profile, c), 0)
+		return
+	}
+	s.finishRound(r, c)
+}
+
+// decideConnect applies the after_connect verdict: release the session,
+// close it, or wait for a slow provider (the round's deadline still runs).
+func (s *Session) decideConnect(r *round, c *contract.Contract, v Verdict, depth int) {
+	switch {
+	case v.Kind == Allow:
+		s.finishRound(r, c)
+	case v.Kind == Later && v.Work != nil && s.cfg.Dispatch != nil && depth < 2:
+		s.cfg.Dispatch(v.Work, func(v2 Verdict) []Out {
+			s.out = nil
+			if s.round == r && s.phase == phaseListing {
+				s.decideConnect(r, c, v2, depth+1)
+			}
+			return s.flush()
+		})
+	default:
+		ref := v.Refusal
+		if v.Kind != Refuse {
+			ref = Refusal{Code: CodeRefused, Message: "mcpseal: the session's after_connect decision could not be made", Reason: "undecided"}
+		}
+		s.event(Event{Op: "connect", Outcome: "refused", Code: ref.Reason})
+		s.close(s.refusalClosure(ref))
+	}
+}
+
+// finishRound releases a verified round.
+func (s *Session) finishRound(r *round, c *contract.Contract) {
 	s.round = nil
 	if r.meta != nil && s.caps[r.profile] == nil {
 		s.caps[r.profile] = r.meta.capNames

@@ -71,6 +71,7 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		return
 	}
 	delete(s.pending, key)
+	delete(s.timeouts, key)
 	switch {
 	case p.handshake:
 		s.handshakeResult(p, m, frame)
