@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 )
 
 // Server is the server side of a session: a child process, or an adapter
@@ -101,3 +102,38 @@ func startChild(cmd *exec.Cmd) (in io.WriteCloser, out, errOut io.ReadCloser, er
 	errW.Close()
 	return inW, outR, errR, nil
 }
+
+// Nothing is a server that is never started (the host refused it before
+// connecting): what the gate would send it is discarded, and its output
+// ends when the client closes, so the gate can still answer every request
+// with the refusal.
+func Nothing() Server {
+	r, w := io.Pipe()
+	return &nothing{out: r, in: w, done: make(chan struct{})}
+}
+
+type nothing struct {
+	out  *io.PipeReader
+	in   *io.PipeWriter
+	once sync.Once
+	done chan struct{}
+}
+
+func (n *nothing) stop() {
+	n.once.Do(func() {
+		n.in.Close()
+		close(n.done)
+	})
+}
+
+func (n *nothing) Stdin() io.WriteCloser { return nothingIn{n} }
+func (n *nothing) Stdout() io.Reader     { return n.out }
+func (n *nothing) Stderr() io.Reader     { return nil }
+func (n *nothing) Wait() error           { <-n.done; return nil }
+func (n *nothing) Terminate()            { n.stop() }
+func (n *nothing) Kill()                 { n.stop() }
+
+type nothingIn struct{ n *nothing }
+
+func (w nothingIn) Write(p []byte) (int, error) { return len(p), nil }
+func (w nothingIn) Close() error                { w.n.stop(); return nil }

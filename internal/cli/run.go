@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -29,6 +30,7 @@ func init() { register(newRunCmd) }
 type runFlags struct {
 	lock          runLockFlags
 	profile       string
+	policy        string
 	name          string
 	posture       string
 	maxFrame      int
@@ -105,6 +107,7 @@ In a client's config, replace the server's command with:
 	fl.IntVar(&f.maxFrame, "max-frame", jsonrpc.DefaultMaxFrame, "largest message in `BYTES` either way")
 	fl.DurationVar(&f.verifyTimeout, "verify-timeout", gate.DefaultLimits.VerifyTimeout, "how long the server may take to list its contract")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")
+	fl.StringVar(&f.policy, "policy", "", "host policy `FILE` (default $MCPSEAL_HOME/policy.json when it exists): allow/deny lists, description overrides, confirmation, limits, preflight providers; see docs/policy.md")
 	fl.StringVar(&f.profile, "profile", "", "launch exactly what the launch profile `NAME` (or FILE) pins, verified and confined (see 'mcpseal profile'); the profile names the server")
 	fl.StringVar(&f.lock.path, "lock", "", "enforce the team lock `FILE` (needs --name): unapproved definitions are withheld, the locked package version runs")
 	fl.BoolVar(&f.lock.onlyLocked, "only-locked", false, "with --lock: refuse to start a server the lock does not list")
@@ -178,6 +181,35 @@ func runServer(e *env, f runFlags, argv []string) error {
 			return err
 		}
 	}
+	pol, err := loadPolicy(e, f.policy)
+	if err != nil {
+		return exitWith(ExitRefused, withHint(fmt.Errorf("host policy: %w", err), "check it with 'mcpseal policy-check'"))
+	}
+	sink, err := openAudit(e, pol, plan.id, logger)
+	if err != nil {
+		if pol != nil && pol.Audit().Required {
+			return exitWith(ExitRefused, withHint(fmt.Errorf("audit log: %w", err), "the host policy requires the audit log"))
+		}
+		logger.Warn("audit log unavailable: decisions are not recorded", "err", err)
+	}
+	defer sink.close()
+	var refusal *gate.Refusal
+	var confirmTimeout time.Duration
+	if pol != nil {
+		pg := newPolicyGate(pol, plan.id, plan.argv, logger)
+		if refusal = pg.beforeConnect(); refusal == nil {
+			plan.hooks = composeHooks(plan.hooks, pg.hooks())
+			confirmTimeout = pg.ss.Server().ConfirmTimeout()
+		}
+	}
+	if sink != nil {
+		ev := audit.Event{Op: audit.OpConnect, Outcome: audit.Allowed}
+		if refusal != nil {
+			ev.Outcome, ev.Code = audit.Refused, refusal.Reason
+		}
+		sink.record(ev)
+		plan.hooks = composeHooks(plan.hooks, gate.Hooks{Event: sink.gateEvent})
+	}
 	if plan.baseline == nil {
 		home, err := pin.DefaultHome(e.getenv)
 		if err != nil {
@@ -190,7 +222,13 @@ func runServer(e *env, f runFlags, argv []string) error {
 		plan.baseline = store
 	}
 	var srv stdio.Server
-	if plan.profile != nil {
+	switch {
+	case refusal != nil:
+		// before_connect refused: the server is never started, and the
+		// client is told why for every request.
+		logger.Warn("the host policy refused the server before connecting: it was not started", "reason", refusal.Reason)
+		srv = stdio.Nothing()
+	case plan.profile != nil:
 		if srv, err = plan.startProfile(e); err != nil {
 			return err
 		}
@@ -201,12 +239,16 @@ func runServer(e *env, f runFlags, argv []string) error {
 		Posture:    posture,
 		Pins:       plan.baseline,
 		Hooks:      plan.hooks,
-		Limits:     gate.Limits{VerifyTimeout: f.verifyTimeout},
-		IDPrefix:   gate.NewIDPrefix(),
-		Logger:     logger,
-		OnDrift:    r.drift,
-		OnVerified: r.verified,
+		Limits:         gate.Limits{VerifyTimeout: f.verifyTimeout},
+		IDPrefix:       gate.NewIDPrefix(),
+		Logger:         logger,
+		OnDrift:        r.drift,
+		OnVerified:     r.verified,
+		ConfirmTimeout: confirmTimeout,
 	})
+	if refusal != nil {
+		g.Refuse(*refusal)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	res, err := stdio.Run(ctx, stdio.Config{
@@ -261,6 +303,8 @@ func runExitCode(res stdio.Result) int {
 			return ExitHeld
 		case gate.CodeUnverified:
 			return ExitVerify
+		case codePreflight:
+			return ExitRefused
 		}
 	}
 	if res.ServerExited {

@@ -56,6 +56,10 @@ func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
 type Client struct {
 	// Timeout bounds every wait for a message; default 5 s.
 	Timeout time.Duration
+	// Elicit, when set, answers elicitation/create requests: it gets the
+	// request's params and returns the raw result (e.g.
+	// {"action":"accept","content":{}}). Unset, they get "method not found".
+	Elicit func(params json.RawMessage) string
 
 	w     io.Writer
 	lines chan *Message
@@ -262,6 +266,12 @@ func (c *Client) answer(m *Message) {
 		result = "{}"
 	case "roots/list":
 		result = `{"roots":[]}`
+	case "elicitation/create":
+		if c.Elicit == nil {
+			_ = c.Send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID))
+			return
+		}
+		result = c.Elicit(m.Params)
 	default:
 		_ = c.Send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID))
 		return

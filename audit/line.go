@@ -1,0 +1,141 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcpseal/mcpseal/contract"
+)
+
+// Field bounds. Together they keep a line under 1.5 KiB, far below
+// maxLineBytes.
+const (
+	maxLabelLen = 80 // a SafeName label plus " [N args]"
+	maxCodeLen  = 64 // stage, code, provider
+	// maxLineBytes bounds one line when reading: four times the longest
+	// line this package writes.
+	maxLineBytes = 8 << 10
+)
+
+// zeroHash is the prev of event 1.
+var zeroHash = strings.Repeat("0", 64)
+
+// prepare checks e and reduces its text fields, for writing as event seq
+// after prev.
+func prepare(e Event, seq int64, prev string) (Event, error) {
+	switch e.Op {
+	case OpConnect, OpList, OpCall, OpConfirm, OpDrift, OpWithhold, OpPrune, OpGap:
+	default:
+		return e, invalid("unknown operation")
+	}
+	switch e.Outcome {
+	case Allowed, Warned, Refused, Withheld, Asked, Accepted, Declined, Failed, Noted:
+	default:
+		return e, invalid("unknown outcome")
+	}
+	if e.Server != "" && !isHex(e.Server, 16) {
+		return e, invalid("server is not a 16-hex id")
+	}
+	for _, d := range []string{e.Digest, e.Contract, e.Receipt} {
+		if d != "" && !isHex(d, 64) {
+			return e, invalid("a digest is not 64 lowercase hex characters")
+		}
+	}
+	if e.Count < 0 || e.Bytes < 0 || e.Millis < 0 {
+		return e, invalid("a negative count, size or duration")
+	}
+	if e.Anchor != nil && (e.Anchor.Seq < 1 || !isHex(e.Anchor.Hash, 64)) {
+		return e, invalid("a malformed anchor")
+	}
+	e.V, e.Seq, e.Prev = 1, seq, prev
+	e.Time = e.Time.UTC()
+	if e.Tool != "" {
+		e.Tool = contract.SafeName(e.Tool)
+	}
+	e.Label = reduce(e.Label, maxLabelLen, " []")
+	e.Stage = reduce(e.Stage, maxCodeLen, "")
+	e.Code = reduce(e.Code, maxCodeLen, "")
+	e.Provider = reduce(e.Provider, maxCodeLen, "")
+	return e, nil
+}
+
+// reduce keeps ASCII letters, digits, _.:/~- and the runes in extra,
+// replaces every other rune with '_' and cuts s to limit runes.
+func reduce(s string, limit int, extra string) string {
+	if s == "" {
+		return ""
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == limit {
+			break
+		}
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9',
+			strings.ContainsRune("_.:/~-", r), strings.ContainsRune(extra, r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+		n++
+	}
+	return b.String()
+}
+
+// encode returns e's line, without the newline.
+func encode(e *Event) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// parseLine decodes one line and checks that it is exactly what encode
+// writes for a valid event.
+func parseLine(line []byte) (Event, error) {
+	var e Event
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || dec.More() {
+		return e, fmt.Errorf("does not parse")
+	}
+	if e.V != 1 {
+		return e, fmt.Errorf("has format version %d", e.V)
+	}
+	if e.Seq < 1 || !isHex(e.Prev, 64) {
+		return e, fmt.Errorf("has an invalid sequence number or prev")
+	}
+	p, err := prepare(e, e.Seq, e.Prev)
+	if err != nil {
+		return e, fmt.Errorf("holds an invalid field")
+	}
+	if enc, err := encode(&p); err != nil || !bytes.Equal(enc, line) {
+		return e, fmt.Errorf("is not in canonical form")
+	}
+	return e, nil
+}
+
+func lineHash(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:])
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpseal/mcpseal/audit"
+	"github.com/mcpseal/mcpseal/pin"
+)
+
+func init() { register(newAuditCmd) }
+
+func newAuditCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Check and read the audit log of every decision the gate took",
+		Long: `The audit log records every decision the gate took — connections, listings,
+calls, confirmations, drift, withheld tools and results — as hash-chained JSON
+lines under $MCPSEAL_HOME/audit. It holds codes, names, digests and sizes,
+never arguments, results, descriptions or credentials (see docs/audit.md).`,
+		Args: exactArgs(0, "a subcommand: verify or tail"),
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newAuditVerifyCmd(e), newAuditTailCmd(e))
+	return cmd
+}
+
+func newAuditVerifyCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify [--json]",
+		Short: "Check the audit log's hash chain across every file",
+		Long: `Check every line of the audit log: its form, the hash chain across the
+current and rotated files, the file names, the prune records and the head.
+Exits 1 and lists the faults when a line was changed, removed, inserted or
+reordered, or a file was removed.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error { return runAuditVerify(e, asJSON) },
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/audit.md)")
+	return cmd
+}
+
+func auditHome(e *env) (string, error) {
+	home, err := pin.DefaultHome(e.getenv)
+	if err != nil {
+		return "", withHint(err, "set MCPSEAL_HOME to an absolute path")
+	}
+	return home, nil
+}
+
+// auditVerifyJSON is the --json output of audit verify.
+type auditVerifyJSON struct {
+	Version int  `json:"version"`
+	OK      bool `json:"ok"`
+	*audit.Report
+}
+
+func runAuditVerify(e *env, asJSON bool) error {
+	home, err := auditHome(e)
+	if err != nil {
+		return err
+	}
+	rep, err := audit.Verify(home)
+	if err != nil {
+		return fmt.Errorf("verifying the audit log: %w", err)
+	}
+	if asJSON {
+		if err := writeJSON(e.stdout, auditVerifyJSON{Version: jsonVersion, OK: rep.OK(), Report: rep}); err != nil {
+			return err
+		}
+		if !rep.OK() {
+			return exitWith(ExitFailure, nil)
+		}
+		return nil
+	}
+	for _, f := range rep.Faults {
+		where := f.File
+		if f.Line > 0 {
+			where = fmt.Sprintf("%s:%d", f.File, f.Line)
+		}
+		if where == "" {
+			where = "log"
+		}
+		fmt.Fprintf(e.stdout, "fault: %s: %s\n", where, f.Reason)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(e.stdout, "note: %s\n", n)
+	}
+	if !rep.OK() {
+		return exitWith(ExitFailure, withHint(fmt.Errorf("the audit log failed verification (%d faults)", len(rep.Faults)),
+			"keep a copy of %s for investigation; the log is tamper-evident, not tamper-proof", audit.Dir(home)))
+	}
+	if rep.Events == 0 {
+		fmt.Fprintln(e.stdout, "audit log ok: no events yet")
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "audit log ok: %d events (%d to %d) in %d files\n", rep.Events, rep.First, rep.Last, rep.Files)
+	return nil
+}
+
+func newAuditTailCmd(e *env) *cobra.Command {
+	var asJSON bool
+	var n int
+	cmd := &cobra.Command{
+		Use:   "tail [--json] [-n N]",
+		Short: "Show the most recent audit events",
+		Long: `Show the last N events of the audit log (default 20, at most 10000), oldest
+first. It reads for display; 'mcpseal audit verify' is the integrity check.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n < 1 || n > audit.MaxTail {
+				return &usageError{withHint(fmt.Errorf("-n must be between 1 and %d", audit.MaxTail), "see 'mcpseal audit tail --help'")}
+			}
+			return runAuditTail(e, n, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/audit.md)")
+	cmd.Flags().IntVarP(&n, "lines", "n", 20, "how many events to show")
+	return cmd
+}
+
+// auditTailJSON is the --json output of audit tail.
+type auditTailJSON struct {
+	Version int           `json:"version"`
+	Events  []audit.Event `json:"events"`
+	Skipped int           `json:"skipped"`
+}
+
+func runAuditTail(e *env, n int, asJSON bool) error {
+	home, err := auditHome(e)
+	if err != nil {
+		return err
+	}
+	events, skipped, err := audit.Tail(home, n)
+	if err != nil {
+		return fmt.Errorf("reading the audit log: %w", err)
+	}
+	if asJSON {
+		if events == nil {
+			events = []audit.Event{}
+		}
+		return writeJSON(e.stdout, auditTailJSON{Version: jsonVersion, Events: events, Skipped: skipped})
+	}
+	if skipped > 0 {
+		fmt.Fprintf(e.stderr, "mcpseal: %d lines could not be read and were skipped; run 'mcpseal audit verify'\n", skipped)
+	}
+	if len(events) == 0 {
+		fmt.Fprintln(e.stdout, "no audit events")
+		return nil
+	}
+	return printEvents(e.stdout, events)
+}
+
+// printEvents writes one line per event: time, operation, outcome, server,
+// then the fields the event has. Every field was reduced to a safe
+// character set when it was written.
+func printEvents(w io.Writer, events []audit.Event) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tOPERATION\tOUTCOME\tSERVER\tDETAILS")
+	for _, ev := range events {
+		server := "-"
+		if ev.Server != "" {
+			server = ev.Server
+			if ev.Label != "" {
+				server = ev.Label + " (" + ev.Server + ")"
+			}
+		}
+		var details []string
+		add := func(k, v string) {
+			if v != "" {
+				details = append(details, k+"="+v)
+			}
+		}
+		add("tool", ev.Tool)
+		add("code", ev.Code)
+		add("stage", ev.Stage)
+		add("provider", ev.Provider)
+		add("digest", short(ev.Digest))
+		add("contract", short(ev.Contract))
+		add("receipt", short(ev.Receipt))
+		for _, n := range []struct {
+			k string
+			v int64
+		}{{"count", ev.Count}, {"bytes", ev.Bytes}, {"ms", ev.Millis}} {
+			if n.v != 0 {
+				details = append(details, fmt.Sprintf("%s=%d", n.k, n.v))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", humanTime(ev.Time), ev.Op, ev.Outcome, server, strings.Join(details, " "))
+	}
+	return tw.Flush()
+}
+
+// short abbreviates a digest for a terminal line.
+func short(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}

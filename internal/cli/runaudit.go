@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpseal/mcpseal/audit"
+	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/policy"
+)
+
+// auditQueue bounds the events waiting to be written: an append takes tens
+// of microseconds (a lock and a write), which is not a cost a call should
+// wait for. Beyond it events are dropped, counted and reported.
+const auditQueue = 4096
+
+// auditSink writes the gate's decisions to the audit log off the gate's
+// lock, in order.
+type auditSink struct {
+	lg      *audit.Log
+	id      pin.Identity
+	log     *slog.Logger
+	ch      chan audit.Event
+	wg      sync.WaitGroup
+	dropped atomic.Int64
+}
+
+// openAudit opens $MCPSEAL_HOME/audit with the policy's settings (p may
+// be nil). The audit log records decisions, never content.
+func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*auditSink, error) {
+	home, err := pin.DefaultHome(e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	o := audit.Options{}
+	if p != nil {
+		o.MaxFileBytes, o.MaxFiles, o.Sync = p.Audit().MaxFileBytes, p.Audit().MaxFiles, p.Audit().Required
+	}
+	lg, err := audit.Open(home, o)
+	if err != nil {
+		return nil, err
+	}
+	a := &auditSink{lg: lg, id: id, log: log, ch: make(chan audit.Event, auditQueue)}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		for ev := range a.ch {
+			if err := lg.Append(ev); err != nil {
+				a.log.Error("audit log: event not written", "op", string(ev.Op), "err", err)
+			}
+		}
+	}()
+	return a, nil
+}
+
+// record queues one event.
+func (a *auditSink) record(ev audit.Event) {
+	ev.Server, ev.Label = a.id.ID, a.id.Label
+	select {
+	case a.ch <- ev:
+	default:
+		if a.dropped.Add(1) == 1 {
+			a.log.Error("audit log: events are arriving faster than they can be written; dropping")
+		}
+	}
+}
+
+// gateEvent maps a gate event to an audit event.
+func (a *auditSink) gateEvent(e gate.Event) {
+	ev := audit.Event{Tool: e.Name, Digest: e.Digest, Code: e.Code, Count: int64(e.Count), Bytes: int64(e.Size)}
+	switch e.Op {
+	case "connect":
+		ev.Op, ev.Outcome = audit.OpList, audit.Allowed
+		if e.Outcome == "refused" {
+			ev.Op, ev.Outcome = audit.OpConnect, audit.Refused
+		}
+	case "list":
+		ev.Op, ev.Outcome = audit.OpList, audit.Allowed
+	case "withhold":
+		ev.Op, ev.Outcome = audit.OpWithhold, audit.Withheld
+		if e.Name == "" && e.Code == "instructions" {
+			ev.Tool = ""
+		}
+	case "call":
+		ev.Op, ev.Outcome = audit.OpCall, audit.Allowed
+		if e.Outcome == "refused" {
+			ev.Outcome = audit.Refused
+		}
+	case "result":
+		ev.Op, ev.Outcome = audit.OpCall, audit.Allowed
+		if e.Outcome == "withheld" {
+			ev.Op, ev.Outcome = audit.OpWithhold, audit.Withheld
+		}
+	case "confirm":
+		ev.Op = audit.OpConfirm
+		switch e.Outcome {
+		case "asked":
+			ev.Outcome = audit.Asked
+		case "accepted":
+			ev.Outcome = audit.Accepted
+		default:
+			ev.Outcome, ev.Code = audit.Declined, "confirm-"+e.Outcome
+		}
+	case "drift":
+		ev.Op, ev.Outcome = audit.OpDrift, audit.Refused
+		if e.Outcome == "forwarded" {
+			ev.Outcome = audit.Warned
+		}
+	default:
+		return
+	}
+	if ev.Digest != "" && len(ev.Digest) != 64 {
+		ev.Digest = ""
+	}
+	a.record(ev)
+}
+
+// close writes what is queued and closes the log.
+func (a *auditSink) close() error {
+	if a == nil {
+		return nil
+	}
+	close(a.ch)
+	a.wg.Wait()
+	if n := a.dropped.Load(); n > 0 {
+		a.log.Error("audit log: events dropped", "count", n)
+	}
+	return a.lg.Close()
+}

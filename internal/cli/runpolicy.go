@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/policy"
+)
+
+// JSON-RPC codes of the host policy's refusals, by kind (docs/error-codes.md).
+const (
+	codePolicy    = -32009 // the host policy refused the call
+	codeSchema    = -32010 // the arguments violate the pinned inputSchema
+	codePreflight = -32011 // a preflight decision refused the connection, session or call
+	codeConfirm   = -32012 // confirmation was required and no person said yes
+	codeResult    = -32013 // the result was withheld (output schema, size)
+)
+
+// loadPolicy reads --policy FILE, or $MCPSEAL_HOME/policy.json when it
+// exists; nil with no file means the contract check alone decides.
+func loadPolicy(e *env, path string) (*policy.Policy, error) {
+	if path != "" {
+		return policy.Load(path)
+	}
+	home, err := pin.DefaultHome(e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	p, err := policy.LoadDefault(home)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return p, err
+}
+
+// policyGate is the host policy as gate hooks, for one session.
+type policyGate struct {
+	ss  *policy.Session
+	log *slog.Logger
+}
+
+func newPolicyGate(p *policy.Policy, id pin.Identity, argv []string, log *slog.Logger) *policyGate {
+	chk := policy.NewChecker(p, policy.Options{Logger: log})
+	ss := chk.Session(policy.Server{ID: id.ID, Label: id.Label, Transport: policy.Stdio, Command: argv})
+	return &policyGate{ss: ss, log: log}
+}
+
+// beforeConnect asks the before_connect hook; a non-nil refusal means the
+// server must not start.
+func (pg *policyGate) beforeConnect() *gate.Refusal {
+	v := pg.ss.BeforeConnect(context.Background())
+	if v.Refusal == nil {
+		return nil
+	}
+	r := toGateRefusal(v.Refusal)
+	return &r
+}
+
+func (pg *policyGate) hooks() gate.Hooks {
+	ss := pg.ss
+	return gate.Hooks{
+		Shape: func(profile string, kind contract.Kind, defs []contract.Definition) []gate.Shape {
+			if kind != contract.Tools {
+				return nil
+			}
+			out := make([]gate.Shape, len(defs))
+			for i, d := range defs {
+				l, err := ss.Listing(d)
+				switch {
+				case err != nil:
+					pg.log.Warn("host policy could not judge a tool: withheld", "tool", contract.SafeName(d.Name), "err", err)
+					out[i] = gate.Shape{Withhold: true, Reason: "policy-error"}
+				case l.Withheld:
+					out[i] = gate.Shape{Withhold: true, Reason: l.Reason}
+				case l.Definition != nil:
+					out[i] = gate.Shape{Replace: l.Definition}
+				}
+			}
+			return out
+		},
+		Call: func(ci gate.CallInfo) gate.Verdict {
+			if r := ss.CheckCall(ci.Tool, ci.Params); r != nil {
+				return refuse(r)
+			}
+			if v, ok := ss.QuickBeforeToolCall(ci.Tool); ok {
+				return pg.callVerdict(ci, v)
+			}
+			return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict {
+				return pg.callVerdict(ci, ss.BeforeToolCall(context.Background(), ci.Tool))
+			}}
+		},
+		Result: func(ci gate.CallInfo, result []byte) gate.Verdict {
+			if r := ss.CheckResult(ci.Tool, result); r != nil {
+				return refuse(r)
+			}
+			return gate.Verdict{Kind: gate.Allow}
+		},
+		AfterConnect: func(profile string, c *contract.Contract) gate.Verdict {
+			return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict {
+				v := ss.AfterConnect(context.Background(), c)
+				if v.Decision == policy.RequireConfirmation {
+					// Nobody can be asked before the session opens.
+					v = ss.NotConfirmed(v, policy.ReasonConfirmUnavailable)
+				}
+				if v.Refusal != nil {
+					return refuse(v.Refusal)
+				}
+				return gate.Verdict{Kind: gate.Allow}
+			}}
+		},
+	}
+}
+
+// callVerdict turns a before_tool_call verdict into the gate's.
+func (pg *policyGate) callVerdict(ci gate.CallInfo, v policy.Verdict) gate.Verdict {
+	ss := pg.ss
+	switch {
+	case v.Refusal != nil:
+		return refuse(v.Refusal)
+	case v.Decision == policy.RequireConfirmation:
+		declined := ss.NotConfirmed(v, policy.ReasonConfirmDeclined)
+		r := gate.Refusal{Code: codeConfirm, Message: "mcpseal: the call needs a person's confirmation and did not get it; not forwarded", Reason: policy.ReasonConfirmDeclined}
+		if declined.Refusal != nil {
+			r = toGateRefusal(declined.Refusal)
+		}
+		return gate.Verdict{Kind: gate.Confirm, Elicitation: ss.ConfirmationParams(v), Refusal: r}
+	}
+	return gate.Verdict{Kind: gate.Allow, Timeout: ss.Tool(ci.Tool.Name).Limits.CallTimeout, TimeoutRefusal: toGateRefusal(ss.CallTimeoutRefusal(ci.Tool))}
+}
+
+func refuse(r *policy.Refusal) gate.Verdict {
+	return gate.Verdict{Kind: gate.Refuse, Refusal: toGateRefusal(r)}
+}
+
+// toGateRefusal maps a policy refusal to the JSON-RPC error the gate
+// answers with. Every string in it is mcpseal's own words, a code, a safe
+// name or a digest (policy.Refusal's contract).
+func toGateRefusal(r *policy.Refusal) gate.Refusal {
+	code := codePolicy
+	switch r.Kind {
+	case policy.KindSchema:
+		code = codeSchema
+	case policy.KindPreflight:
+		code = codePreflight
+	case policy.KindConfirm:
+		code = codeConfirm
+	case policy.KindWithheld:
+		code = codeResult
+	}
+	extra := map[string]any{}
+	for k, v := range map[string]string{"stage": string(r.Stage), "why": r.Why, "pointer": r.Pointer, "keyword": r.Keyword, "provider": r.Provider, "hint": r.Hint} {
+		if v != "" {
+			extra[k] = v
+		}
+	}
+	if r.Receipt != nil {
+		extra["receipt"] = r.Receipt
+	}
+	msg := r.Why
+	if msg == "" {
+		msg = fmt.Sprintf("mcpseal: refused by the host policy (%s)", r.Reason)
+	}
+	return gate.Refusal{Code: code, Message: msg, Reason: r.Reason, Extra: extra}
+}
+
+// composeHooks applies a's decisions, then b's: a definition either
+// withholds stays withheld, a call must pass both, b's text replaces.
+func composeHooks(a, b gate.Hooks) gate.Hooks {
+	out := b
+	if a.Shape != nil && b.Shape != nil {
+		out.Shape = func(profile string, kind contract.Kind, defs []contract.Definition) []gate.Shape {
+			sa, sb := a.Shape(profile, kind, defs), b.Shape(profile, kind, defs)
+			merged := make([]gate.Shape, len(defs))
+			for i := range defs {
+				switch {
+				case i < len(sa) && sa[i].Withhold:
+					merged[i] = sa[i]
+				case i < len(sb):
+					merged[i] = sb[i]
+				case i < len(sa):
+					merged[i] = sa[i]
+				}
+			}
+			return merged
+		}
+	} else if a.Shape != nil {
+		out.Shape = a.Shape
+	}
+	if a.Instructions != nil && b.Instructions != nil {
+		out.Instructions = func(p string, in *string) bool { return a.Instructions(p, in) && b.Instructions(p, in) }
+	} else if a.Instructions != nil {
+		out.Instructions = a.Instructions
+	}
+	if a.Call != nil && b.Call != nil {
+		out.Call = func(ci gate.CallInfo) gate.Verdict {
+			if v := a.Call(ci); v.Kind != gate.Allow {
+				return v
+			}
+			return b.Call(ci)
+		}
+	} else if a.Call != nil {
+		out.Call = a.Call
+	}
+	if a.Result != nil && b.Result != nil {
+		out.Result = func(ci gate.CallInfo, res []byte) gate.Verdict {
+			if v := a.Result(ci, res); v.Kind != gate.Allow {
+				return v
+			}
+			return b.Result(ci, res)
+		}
+	} else if a.Result != nil {
+		out.Result = a.Result
+	}
+	if a.AfterConnect != nil && out.AfterConnect == nil {
+		out.AfterConnect = a.AfterConnect
+	}
+	if a.Event != nil && b.Event != nil {
+		out.Event = func(ev gate.Event) { a.Event(ev); b.Event(ev) }
+	} else if a.Event != nil {
+		out.Event = a.Event
+	}
+	return out
+}
