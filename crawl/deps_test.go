@@ -14,7 +14,7 @@ import (
 func TestDependencies(t *testing.T) {
 	t.Parallel()
 	const module = "github.com/mcpseal/mcpseal/"
-	allowed := []string{"tlog", "contract", "canon", "jsonrpc"}
+	allowed := []string{"tlog", "contract", "canon", "jsonrpc", "launch"}
 	seen := map[string]bool{}
 	var walk func(dir, from string)
 	walk = func(dir, from string) {

@@ -10,11 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/mcpseal/mcpseal/stdio"
 )
-
-var _ stdio.Server = (*Server)(nil)
 
 // Server is a launched, confined server: the sandbox's init and what runs
 // under it. It implements stdio.Server.

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpseal/mcpseal/crawl"
+	"github.com/mcpseal/mcpseal/launch"
 )
 
 func init() { register(newCrawlCmd) }
@@ -27,6 +28,7 @@ type crawlOpts struct {
 	limit, concurrency                    int
 	timeout                               time.Duration
 	asJSON                                bool
+	noSandbox                             bool
 }
 
 func newCrawlCmd(e *env) *cobra.Command {
@@ -40,8 +42,12 @@ script, start it, read everything it shows a model (never calling a tool),
 and append a log entry only when its contract changed. Packages that are
 not working servers get a failure reason in DIR/liveness.json and no
 entry. A registry package is probed at most once a day; an interrupted
-crawl resumes where it stopped. Servers run WITHOUT a sandbox in this
-release (see docs/crawler.md).`,
+crawl resumes where it stopped. Each probed server runs in the Linux
+sandbox (a launch profile made for it: the interpreter and the package
+pinned by digest, no network, read-only access to its own files, limits);
+a probe that cannot be confined is not started. --no-sandbox runs them as
+plain child processes, with the crawler's network and files (see
+docs/crawler.md).`,
 		Args: exactArgs(0, "no arguments (use flags)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.logDir == "" {
@@ -72,6 +78,7 @@ release (see docs/crawler.md).`,
 	f.DurationVar(&o.timeout, "timeout", crawl.DefaultProbeTimeout, "time allowed for one server's probe")
 	f.StringVar(&o.cache, "cache", "", "where packages are unpacked (default $MCPSEAL_HOME/crawl-cache)")
 	f.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run probed servers unconfined, with the crawler's network and files (not for untrusted packages)")
 	return cmd
 }
 
@@ -120,6 +127,9 @@ func runCrawl(e *env, o crawlOpts) error {
 		return err
 	}
 	cfg.Deps = crawl.NPMInstaller{CacheDir: cfg.CacheDir}
+	if !o.noSandbox {
+		cfg.Launcher = crawl.SandboxLauncher{Events: func(ev launch.Event) { fmt.Fprintf(e.stderr, "mcpseal: probe: %s\n", ev) }}
+	}
 	d, w, err := openLogWriter(e, o.logDir)
 	if err != nil {
 		return err

@@ -33,11 +33,16 @@ func TestCrawlCommandWithLocalSeed(t *testing.T) {
 		Version, Probed, New int
 		Confined             bool
 	}
-	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Version != 1 || sum.Probed != 1 || sum.New != 1 || sum.Confined {
-		t.Fatalf("%v %s", err, out)
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Version != 1 || sum.Probed != 1 || sum.New != 1 || !sum.Confined {
+		t.Fatalf("sandboxed crawl: %v %s %s", err, out, errs)
 	}
-	if !strings.Contains(errs, "without a sandbox") {
-		t.Fatalf("no sandbox warning: %s", errs)
+	if strings.Contains(errs, "without a sandbox") {
+		t.Fatalf("sandbox warning on a confined crawl: %s", errs)
+	}
+	// Unconfined on request, and said so.
+	_, errs, code = mcpseal(t, "crawl", "--log", dir, "--seed", seed, "--registry", "http://127.0.0.1:1/", "--json", "--no-sandbox")
+	if code != 0 || !strings.Contains(errs, "without a sandbox") {
+		t.Fatalf("--no-sandbox: %d %s", code, errs)
 	}
 	out, _, code = mcpseal(t, "log", "verify", dir, "--key", pub)
 	if code != 0 || !strings.Contains(out, "1 entries, 1 servers") {
