@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -49,7 +50,7 @@ type HostConfig struct {
 // LoadHostConfig reads the host config at path, and every key file it
 // names. Paths in it must be absolute.
 func LoadHostConfig(path string) (*HostConfig, error) {
-	data, err := readBounded(path, maxHostConfig)
+	data, err := atomicfile.ReadFile(path, maxHostConfig)
 	if err != nil {
 		return nil, fmt.Errorf("lock: host config: %w", err)
 	}
@@ -79,7 +80,7 @@ func LoadHostConfig(path string) (*HostConfig, error) {
 		if !filepath.IsAbs(f) {
 			return nil, fmt.Errorf("lock: host config %s: trusted key file %s must be an absolute path", path, strconv.Quote(f))
 		}
-		b, err := readBounded(f, maxKeyFile)
+		b, err := atomicfile.ReadFile(f, maxKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("lock: host config %s: trusted key file: %w", path, err)
 		}

@@ -3,6 +3,7 @@ package lock
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func RepositoryRoot(dir string) (string, error) {
 // isSubmoduleGitFile reports whether a .git file points into a
 // superproject's modules folder.
 func isSubmoduleGitFile(path string) bool {
-	b, err := readBounded(path, maxGitFile)
+	b, err := atomicfile.ReadFile(path, maxGitFile)
 	if err != nil {
 		return false
 	}

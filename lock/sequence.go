@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func acceptSequence(path, key string, m *Manifest) error {
 		return fmt.Errorf("lock: sequence store: %w", err)
 	}
 	st := sequenceStore{Format: SequenceFormat, Locks: map[string]seenLock{}}
-	data, err := readBounded(path, maxSequenceStore)
+	data, err := atomicfile.ReadFile(path, maxSequenceStore)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,7 +92,7 @@ func (s *Store) open(exclusive bool) (*view, error) {
 		return nil, fmt.Errorf("locking the pin store: %w", err)
 	}
 	v := &view{s: s, lock: f, exclusive: exclusive, ch: emptyChain()}
-	data, err := readBounded(s.eventsPath(), maxEventsSize)
+	data, err := atomicfile.ReadFile(s.eventsPath(), maxEventsSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -118,7 +119,7 @@ func (v *view) record(id string) (*record, error) {
 	if v.chainErr != nil {
 		return nil, tampered(id, v.chainErr.Error())
 	}
-	data, err := readBounded(v.s.recordPath(id), maxRecordSize)
+	data, err := atomicfile.ReadFile(v.s.recordPath(id), maxRecordSize)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
 		return nil, tampered(id, "the record file cannot be read: "+err.Error())
@@ -148,7 +149,7 @@ func (v *view) record(id string) (*record, error) {
 	}
 	want := *ev.Record
 	if missing || fileHash(data) != want {
-		nd, nerr := readBounded(v.s.newPath(id), maxRecordSize)
+		nd, nerr := atomicfile.ReadFile(v.s.newPath(id), maxRecordSize)
 		switch {
 		case nerr == nil && fileHash(nd) == want:
 			// A commit interrupted after its event: roll it forward.
@@ -316,12 +317,12 @@ func (v *view) appendEvent(line []byte) error {
 // touch records that server id was seen at now. Last-seen times are not
 // security relevant; a failure to write one is ignored.
 func (v *view) touch(id string, now time.Time) {
-	_ = writeAtomic(v.s.seenPath(id), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"))
+	_ = atomicfile.WriteFile(v.s.seenPath(id), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o600)
 }
 
 // lastSeen reads server id's last-seen time; zero when unknown.
 func (s *Store) lastSeen(id string) time.Time {
-	data, err := readBounded(s.seenPath(id), maxSeenSize)
+	data, err := atomicfile.ReadFile(s.seenPath(id), maxSeenSize)
 	if err != nil {
 		return time.Time{}
 	}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,7 +118,7 @@ const maxProjectDirs = 500
 // KnownProjectDirs lists the folders Claude Code has opened (the keys of
 // projects in ~/.claude.json), where project configs may be found.
 func KnownProjectDirs(claudeJSON string) []string {
-	src, err := readBounded(claudeJSON, maxConfigSize)
+	src, err := atomicfile.ReadFile(claudeJSON, maxConfigSize)
 	if err != nil {
 		return nil
 	}
@@ -151,7 +152,7 @@ func Existing(files []File) []File {
 // ShapeOfFile reads a file named with --config (bounded) and guesses its
 // shape.
 func ShapeOfFile(path string) (Shape, error) {
-	src, err := readBounded(path, maxConfigSize)
+	src, err := atomicfile.ReadFile(path, maxConfigSize)
 	if err != nil {
 		return "", err
 	}

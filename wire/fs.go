@@ -4,83 +4,21 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 )
 
-// readBounded reads a regular file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return data, nil
-}
-
-// writeFileAtomic replaces path with data: a temporary file in the same
-// folder (created with mode), fsync, rename, fsync of the folder. Missing
-// folders are created 0700.
+// writeFileAtomic replaces path with data atomically, creating missing
+// folders 0700.
 func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".mcpseal-tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(mode); err != nil && runtime.GOOS != "windows" {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, mode)
 }
 
 // replaceConfig writes a client's config: through a symbolic link to its
@@ -95,7 +33,7 @@ func replaceConfig(path string, old, data []byte) error {
 	if err != nil {
 		return err
 	}
-	now, err := readBounded(target, maxConfigSize)
+	now, err := atomicfile.ReadFile(target, maxConfigSize)
 	if err != nil {
 		return err
 	}

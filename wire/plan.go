@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,7 +81,7 @@ func PlanUnwrap(files []File, o Options, recs *Records) *Plan {
 
 func (p *Plan) planFile(f File, wrap bool) *FilePlan {
 	fp := &FilePlan{File: f}
-	src, err := readBounded(f.Path, maxConfigSize)
+	src, err := atomicfile.ReadFile(f.Path, maxConfigSize)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

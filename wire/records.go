@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -47,7 +48,7 @@ func recordsPath(home string) string { return filepath.Join(home, "wire", "recor
 
 // LoadRecords reads the records; a missing file is an empty set.
 func LoadRecords(home string) (*Records, error) {
-	data, err := readBounded(recordsPath(home), maxRecordsSize)
+	data, err := atomicfile.ReadFile(recordsPath(home), maxRecordsSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Records{Version: recordsVersion}, nil
 	}
