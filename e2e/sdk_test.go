@@ -29,7 +29,10 @@ type defs struct {
 }
 
 func objectSchema(props map[string]any, required ...string) map[string]any {
-	s := map[string]any{"type": "object", "properties": props}
+	s := map[string]any{"type": "object"}
+	if props != nil {
+		s["properties"] = props
+	}
 	if len(required) > 0 {
 		s["required"] = required
 	}

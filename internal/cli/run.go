@@ -8,14 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -31,6 +29,7 @@ type runFlags struct {
 	lock          runLockFlags
 	profile       string
 	policy        string
+	remote        remoteFlags
 	name          string
 	posture       string
 	maxFrame      int
@@ -84,6 +83,12 @@ In a client's config, replace the server's command with:
 		Example: `  mcpseal run -- npx -y @modelcontextprotocol/server-memory
   mcpseal run --name files -- npx -y @modelcontextprotocol/server-filesystem /tmp`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.remote.url != "" {
+				if len(args) > 0 {
+					return &usageError{errors.New("run --url takes no server command")}
+				}
+				return runServer(e, f, nil)
+			}
 			if f.profile != "" {
 				// The profile pins the command; one given after -- must
 				// equal it.
@@ -108,6 +113,11 @@ In a client's config, replace the server's command with:
 	fl.DurationVar(&f.verifyTimeout, "verify-timeout", gate.DefaultLimits.VerifyTimeout, "how long the server may take to list its contract")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")
 	fl.StringVar(&f.policy, "policy", "", "host policy `FILE` (default $MCPSEAL_HOME/policy.json when it exists): allow/deny lists, description overrides, confirmation, limits, preflight providers; see docs/policy.md")
+	fl.StringVar(&f.remote.url, "url", "", "gate the remote Streamable HTTP server at `URL` instead of a command (HTTPS, public addresses only unless --private)")
+	fl.BoolVar(&f.remote.private, "private", false, "with --url: allow this exact URL on a private or loopback address (plain http only on loopback); it is resolved once and pinned")
+	fl.StringVar(&f.remote.credHeader, "credential-header", "", "with --url: the `HEADER` the credential goes in (with --credential-env, or --credential-file holding the value)")
+	fl.StringVar(&f.remote.credFile, "credential-file", "", "with --url: credential `FILE`: the header's value, or {\"version\":1,\"headers\":{...}} as 'mcpseal wrap' writes it")
+	fl.StringVar(&f.remote.credEnv, "credential-env", "", "with --url and --credential-header: the environment `VARIABLE` holding the value")
 	fl.StringVar(&f.profile, "profile", "", "launch exactly what the launch profile `NAME` (or FILE) pins, verified and confined (see 'mcpseal profile'); the profile names the server")
 	fl.StringVar(&f.lock.path, "lock", "", "enforce the team lock `FILE` (needs --name): unapproved definitions are withheld, the locked package version runs")
 	fl.BoolVar(&f.lock.onlyLocked, "only-locked", false, "with --lock: refuse to start a server the lock does not list")
@@ -134,6 +144,10 @@ func (f runFlags) check(stderr io.Writer) (pin.Posture, *slog.Logger, error) {
 		return "", nil, &usageError{errors.New("--profile names the server itself; drop --name")}
 	case f.lock.path != "" && f.name == "" && f.profile == "":
 		return "", nil, &usageError{errLockNeedsName}
+	case f.remote.url != "" && f.profile != "":
+		return "", nil, &usageError{errors.New("--url and --profile exclude each other")}
+	case f.remote.url == "" && (f.remote.private || f.remote.credHeader != "" || f.remote.credFile != "" || f.remote.credEnv != ""):
+		return "", nil, &usageError{errors.New("--private and --credential-* go with --url")}
 	}
 	return posture, logger, nil
 }
@@ -146,8 +160,6 @@ type sessionPlan struct {
 	name      string // the name locks and policies know the server by
 	argv      []string
 	profile   *launch.Profile
-	baseline  gate.PinStore
-	hooks     gate.Hooks
 	maxStderr int64
 	closers   []func() error
 }
@@ -172,55 +184,19 @@ func runServer(e *env, f runFlags, argv []string) error {
 		}
 	case f.name != "":
 		plan.id = pin.IdentityForName(f.name)
+	case f.remote.url != "":
+		plan.id = pin.IdentityForName(f.remote.url) // as a gateway url route
 	default:
 		plan.id = pin.IdentityForArgv(argv)
 	}
 	logger = logger.With("server", plan.id.Label)
-	if f.lock.path != "" {
-		if err := plan.useLock(e, f.lock, posture, logger); err != nil {
-			return err
-		}
-	}
-	pol, err := loadPolicy(e, f.policy)
+	guard, err := buildGuard(e, hostSpec{id: plan.id, name: plan.name, argv: plan.argv, url: f.remote.url, lock: f.lock, policy: f.policy, posture: posture, pinnedArgv: plan.profile != nil}, logger)
 	if err != nil {
-		return exitWith(ExitRefused, withHint(fmt.Errorf("host policy: %w", err), "check it with 'mcpseal policy-check'"))
+		return err
 	}
-	sink, err := openAudit(e, pol, plan.id, logger)
-	if err != nil {
-		if pol != nil && pol.Audit().Required {
-			return exitWith(ExitRefused, withHint(fmt.Errorf("audit log: %w", err), "the host policy requires the audit log"))
-		}
-		logger.Warn("audit log unavailable: decisions are not recorded", "err", err)
-	}
-	defer sink.close()
-	var refusal *gate.Refusal
-	var confirmTimeout time.Duration
-	if pol != nil {
-		pg := newPolicyGate(pol, plan.id, plan.argv, logger)
-		if refusal = pg.beforeConnect(); refusal == nil {
-			plan.hooks = composeHooks(plan.hooks, pg.hooks())
-			confirmTimeout = pg.ss.Server().ConfirmTimeout()
-		}
-	}
-	if sink != nil {
-		ev := audit.Event{Op: audit.OpConnect, Outcome: audit.Allowed}
-		if refusal != nil {
-			ev.Outcome, ev.Code = audit.Refused, refusal.Reason
-		}
-		sink.record(ev)
-		plan.hooks = composeHooks(plan.hooks, gate.Hooks{Event: sink.gateEvent})
-	}
-	if plan.baseline == nil {
-		home, err := pin.DefaultHome(e.getenv)
-		if err != nil {
-			return exitWith(ExitHeld, err)
-		}
-		store, err := pin.Open(home)
-		if err != nil {
-			return exitWith(ExitHeld, withHint(err, "mcpseal keeps its pins in $MCPSEAL_HOME (default ~/.mcpseal)"))
-		}
-		plan.baseline = store
-	}
+	defer guard.close()
+	plan.argv = guard.argv
+	refusal := guard.refusal
 	var srv stdio.Server
 	switch {
 	case refusal != nil:
@@ -232,19 +208,23 @@ func runServer(e *env, f runFlags, argv []string) error {
 		if srv, err = plan.startProfile(e); err != nil {
 			return err
 		}
+	case f.remote.url != "":
+		if srv, err = f.remote.upstream(e, plan.id, logger); err != nil {
+			return err
+		}
 	}
 	r := &reporter{w: e.stderr, id: plan.id}
 	g := gate.New(gate.Config{
-		Identity:   plan.id,
-		Posture:    posture,
-		Pins:       plan.baseline,
-		Hooks:      plan.hooks,
+		Identity:       plan.id,
+		Posture:        posture,
+		Pins:           guard.baseline,
+		Hooks:          guard.hooks,
 		Limits:         gate.Limits{VerifyTimeout: f.verifyTimeout},
 		IDPrefix:       gate.NewIDPrefix(),
 		Logger:         logger,
 		OnDrift:        r.drift,
 		OnVerified:     r.verified,
-		ConfirmTimeout: confirmTimeout,
+		ConfirmTimeout: guard.confirmTimeout,
 	})
 	if refusal != nil {
 		g.Refuse(*refusal)
@@ -266,31 +246,6 @@ func runServer(e *env, f runFlags, argv []string) error {
 		return exitWith(ExitServer, err)
 	}
 	return exitWith(runExitCode(res), nil)
-}
-
-// useLock makes the team lock the plan's baseline, when it lists the
-// server, and runs the locked package version.
-func (p *sessionPlan) useLock(e *env, f runLockFlags, posture pin.Posture, logger *slog.Logger) error {
-	lg, err := openLock(e, f, p.name)
-	if err != nil {
-		return exitWith(ExitRefused, err)
-	}
-	if lg == nil {
-		return nil
-	}
-	p.closers = append(p.closers, lg.close)
-	argv, err := lg.entry.LaunchArgv(p.argv)
-	if err != nil {
-		return exitWith(ExitRefused, withHint(fmt.Errorf("the lock refuses this command: %w", err), "the command must run the package the lock pins; run 'mcpseal lock' to change the lock"))
-	}
-	if p.profile != nil && !slices.Equal(argv, p.argv) {
-		return exitWith(ExitRefused, errors.New("the lock pins another package version than the launch profile runs; update one of them"))
-	}
-	p.argv = argv
-	lg.posture = posture
-	p.baseline = lg
-	p.hooks = lg.hooks(func(msg string, args ...any) { logger.Warn(msg, args...) })
-	return nil
 }
 
 // runExitCode maps how a session ended to mcpseal's exit status.

@@ -45,9 +45,13 @@ type policyGate struct {
 	log *slog.Logger
 }
 
-func newPolicyGate(p *policy.Policy, id pin.Identity, argv []string, log *slog.Logger) *policyGate {
+func newPolicyGate(p *policy.Policy, id pin.Identity, argv []string, url string, log *slog.Logger) *policyGate {
 	chk := policy.NewChecker(p, policy.Options{Logger: log})
-	ss := chk.Session(policy.Server{ID: id.ID, Label: id.Label, Transport: policy.Stdio, Command: argv})
+	srv := policy.Server{ID: id.ID, Label: id.Label, Transport: policy.Stdio, Command: argv}
+	if url != "" {
+		srv = policy.Server{ID: id.ID, Label: id.Label, Transport: policy.HTTP, URL: url}
+	}
+	ss := chk.Session(srv)
 	return &policyGate{ss: ss, log: log}
 }
 

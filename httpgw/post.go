@@ -1,0 +1,260 @@
+package httpgw
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcpseal/mcpseal/egress"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+// Streamable HTTP header names.
+const (
+	sessionHeader = "Mcp-Session-Id"
+	versionHeader = "Mcp-Protocol-Version"
+)
+
+// knownVersions are the protocol versions a client may name in
+// MCP-Protocol-Version.
+var knownVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", egress.ModernVersion}
+
+// post handles one POST: one JSON-RPC message.
+func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
+	frame, m, f := gw.readMessage(w, r)
+	if f != nil {
+		gw.writeRefusal(w, r, rt.name, f)
+		return
+	}
+	acceptJSON, acceptSSE := accepts(r.Header.Values("Accept"))
+	if !acceptJSON && !acceptSSE {
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotAcceptable, ReasonAccept, "accept application/json or text/event-stream"))
+		return
+	}
+	if v := r.Header.Get(versionHeader); v != "" && !slices.Contains(knownVersions, v) {
+		f := refuse(http.StatusBadRequest, ReasonVersion, "unsupported MCP-Protocol-Version")
+		f.id = m.ID
+		gw.writeRefusal(w, r, rt.name, f)
+		return
+	}
+	var s *session
+	var err error
+	sid := r.Header.Get(sessionHeader)
+	modern := sid == "" && egress.MetaVersion(m.Params) != ""
+	switch {
+	case modern:
+		if egress.CheckHeaders(r.Header, m, rt.bindings) != nil {
+			f := &refusal{status: http.StatusBadRequest, code: egress.CodeHeaderMismatch, reason: ReasonHeaderMatch, msg: "mcpseal: the Mcp-* request headers do not match the body", id: m.ID}
+			gw.writeRefusal(w, r, rt.name, f)
+			return
+		}
+		s, err = rt.modernSession()
+	case sid != "":
+		s = gw.lookup(sid, rt)
+		if s == nil {
+			gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotFound, ReasonSession, "no such session; initialize a new one"))
+			return
+		}
+	case m.Method == "initialize":
+		s, err = gw.newLegacy(rt)
+		if errors.Is(err, errTooManySessions) {
+			gw.writeRefusal(w, r, rt.name, refuse(http.StatusServiceUnavailable, ReasonBusy, "too many sessions are open"))
+			return
+		}
+	default:
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusBadRequest, ReasonSession, "missing Mcp-Session-Id: initialize first, or send 2026-07-28 requests with their _meta"))
+		return
+	}
+	if err != nil {
+		gw.log.Error("cannot start the route's server", "route", rt.name, "err", err)
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusBadGateway, ReasonBusy, "cannot start the route's server"))
+		return
+	}
+	ex := newExchange(acceptJSON, acceptSSE)
+	ex.initialize = m.Method == "initialize" && !modern
+	ex.clientID = m.ID
+	if f := s.send(ex, frame, m); f != nil {
+		gw.writeRefusal(w, r, rt.name, f)
+		return
+	}
+	if m.Kind != jsonrpc.Request {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	gw.respond(w, r, s, ex)
+}
+
+// readMessage reads the body through the size cap and checks that it is
+// one JSON-RPC message.
+func (gw *Gateway) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, jsonrpc.Message, *refusal) {
+	ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || ct != "application/json" {
+		return nil, jsonrpc.Message{}, refuse(http.StatusUnsupportedMediaType, ReasonContentType, "Content-Type must be application/json")
+	}
+	if r.ContentLength > int64(gw.lim.MaxBody) {
+		return nil, jsonrpc.Message{}, refuse(http.StatusRequestEntityTooLarge, ReasonTooLarge, "the body is over the size limit")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(gw.lim.MaxBody)))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, jsonrpc.Message{}, refuse(http.StatusRequestEntityTooLarge, ReasonTooLarge, "the body is over the size limit")
+		}
+		return nil, jsonrpc.Message{}, refuse(http.StatusBadRequest, ReasonInvalid, "cannot read the body")
+	}
+	// JSON cannot hold a raw line break inside a string, so line breaks
+	// are whitespace: one message becomes one stdio frame.
+	if bytes.ContainsAny(body, "\r\n") {
+		body = bytes.Map(func(c rune) rune {
+			if c == '\r' || c == '\n' {
+				return ' '
+			}
+			return c
+		}, body)
+	}
+	m, err := jsonrpc.Peek(body)
+	switch {
+	case err != nil:
+		f := refuse(http.StatusBadRequest, ReasonInvalid, "the body is not a valid JSON-RPC message")
+		f.code, f.id = -32600, m.ID
+		if errors.Is(err, jsonrpc.ErrSyntax) {
+			f.code, f.id = -32700, nil
+		}
+		return nil, m, f
+	case m.Kind == jsonrpc.Batch:
+		return nil, m, refuse(http.StatusBadRequest, ReasonBatch, "JSON-RPC batches are not supported; send one message per request")
+	}
+	return body, m, nil
+}
+
+// accepts reads Accept: no header, or */*, accepts both.
+func accepts(values []string) (jsonOK, sseOK bool) {
+	if len(values) == 0 {
+		return true, true
+	}
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			switch mt {
+			case "application/json":
+				jsonOK = true
+			case "text/event-stream":
+				sseOK = true
+			case "*/*", "application/*":
+				jsonOK, sseOK = true, sseOK || mt == "*/*"
+			}
+		}
+	}
+	return jsonOK, sseOK
+}
+
+var errTooManySessions = errors.New("too many sessions")
+
+// newLegacy opens a legacy session on rt.
+func (gw *Gateway) newLegacy(rt *route) (*session, error) {
+	gw.mu.Lock()
+	if gw.closed || len(gw.sessions) >= gw.lim.MaxSessions {
+		gw.mu.Unlock()
+		return nil, errTooManySessions
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	gw.sessions[id] = nil // reserve the slot while the server starts
+	gw.mu.Unlock()
+	s, err := newSession(rt, id, false)
+	gw.mu.Lock()
+	if err != nil || gw.closed {
+		delete(gw.sessions, id)
+	} else {
+		gw.sessions[id] = s
+	}
+	gw.mu.Unlock()
+	if err == nil && s != nil && gw.isClosed() {
+		s.shutdown()
+		return nil, errTooManySessions
+	}
+	return s, err
+}
+
+func (gw *Gateway) isClosed() bool {
+	gw.mu.Lock()
+	defer gw.mu.Unlock()
+	return gw.closed
+}
+
+// lookup finds a legacy session of rt.
+func (gw *Gateway) lookup(id string, rt *route) *session {
+	gw.mu.Lock()
+	defer gw.mu.Unlock()
+	s := gw.sessions[id]
+	if s == nil || s.rt != rt {
+		return nil
+	}
+	return s
+}
+
+// forget removes a legacy session (DELETE, or an initialize that failed).
+func (gw *Gateway) forget(s *session) {
+	gw.mu.Lock()
+	if gw.sessions[s.id] == s {
+		delete(gw.sessions, s.id)
+	}
+	gw.mu.Unlock()
+	s.shutdown()
+}
+
+// get opens a legacy session's GET stream for server messages.
+func (gw *Gateway) get(w http.ResponseWriter, r *http.Request, rt *route) {
+	sid := r.Header.Get(sessionHeader)
+	if sid == "" {
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusMethodNotAllowed, ReasonMethod, "GET needs an Mcp-Session-Id (2026-07-28 has no GET stream)"))
+		return
+	}
+	if _, sse := accepts(r.Header.Values("Accept")); !sse {
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotAcceptable, ReasonAccept, "GET needs Accept: text/event-stream"))
+		return
+	}
+	s := gw.lookup(sid, rt)
+	if s == nil {
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotFound, ReasonSession, "no such session"))
+		return
+	}
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		if f := gw.resume(w, r, s, last); f != nil {
+			gw.writeRefusal(w, r, rt.name, f)
+		}
+		return
+	}
+	ex := newExchange(false, true)
+	if f := s.openGET(ex); f != nil {
+		gw.writeRefusal(w, r, rt.name, f)
+		return
+	}
+	gw.stream(w, r, s, ex)
+}
+
+// delete ends a legacy session.
+func (gw *Gateway) delete(w http.ResponseWriter, r *http.Request, rt *route) {
+	sid := r.Header.Get(sessionHeader)
+	if sid == "" {
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusMethodNotAllowed, ReasonMethod, "DELETE needs an Mcp-Session-Id"))
+		return
+	}
+	s := gw.lookup(sid, rt)
+	if s == nil {
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotFound, ReasonSession, "no such session"))
+		return
+	}
+	gw.forget(s)
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,170 @@
+package httpgw
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/egress"
+	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/stdio"
+)
+
+// modernCooldown is how long a closed modern session keeps answering (with
+// its closure error) before the next request starts a new one: a blocked
+// route must not start a server for every request of a busy client.
+const modernCooldown = time.Second
+
+// route is one served route at run time.
+type route struct {
+	gw       *Gateway
+	name     string
+	spec     *Route
+	id       pin.Identity
+	posture  pin.Posture
+	endpoint *egress.Endpoint // url routes
+	// bindings are the x-mcp-header bindings learned from the tools/list
+	// answers that passed, for the front door's header checks.
+	bindings *egress.Bindings
+
+	mu     sync.Mutex
+	modern *session
+}
+
+// Identity returns the pin-store identity of a route: its "name", else
+// the URL of a url route, else the command line as `mcpseal run` without
+// --name would use.
+func (r *Route) Identity() pin.Identity {
+	switch {
+	case r.Name != "":
+		return pin.IdentityForName(r.Name)
+	case r.URL != "":
+		return pin.IdentityForName(r.URL)
+	}
+	return pin.IdentityForArgv(r.Command)
+}
+
+func newRoute(gw *Gateway, name string, spec *Route) (*route, error) {
+	rt := &route{gw: gw, name: name, spec: spec, id: spec.Identity(), posture: gw.cfg.Posture, bindings: egress.NewBindings()}
+	if spec.Posture != "" {
+		p, err := pin.ParsePosture(spec.Posture)
+		if err != nil {
+			return nil, fmt.Errorf("route %s: %w", name, err)
+		}
+		rt.posture = p
+	}
+	if spec.URL == "" {
+		return rt, nil
+	}
+	opts := egress.Options{
+		Private:  spec.Private,
+		Server:   gate.ServerRef{ID: rt.id.ID, Label: rt.id.Label},
+		Resolver: gw.cfg.Resolver,
+		RootCAs:  gw.cfg.RootCAs,
+		Logger:   gw.log.With("route", name),
+		OnFailure: func(f egress.Failure) {
+			gw.event(Event{Kind: EventUpstream, Route: name, Reason: f.Reason, Status: f.Status, Method: f.Method, Failure: &f})
+		},
+	}
+	if c := spec.Credential; c != nil {
+		cred, err := egress.LoadCredential(c.Header, c.File, c.Env, gw.cfg.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("route %s: %w", name, err)
+		}
+		opts.Credential = cred
+	}
+	ep, err := egress.NewEndpoint(spec.URL, opts)
+	if err != nil {
+		return nil, fmt.Errorf("route %s: %w", name, err)
+	}
+	rt.endpoint = ep
+	return rt, nil
+}
+
+// start starts the route's server for one session; a session the host
+// refused before connecting gets a server that never starts.
+func (rt *route) start(g Guard) (stdio.Server, error) {
+	if g.Refusal != nil {
+		return stdio.Nothing(), nil
+	}
+	if rt.endpoint != nil {
+		return rt.endpoint.Open(), nil
+	}
+	if g.Argv != nil {
+		return stdio.StartChild(g.Argv, nil, "")
+	}
+	return stdio.StartChild(rt.spec.Command, nil, "")
+}
+
+// guard asks the host for the session's decisions (Config.Guard).
+func (rt *route) guard() (Guard, error) {
+	if rt.gw.cfg.Guard == nil {
+		return Guard{}, nil
+	}
+	return rt.gw.cfg.Guard(rt.name, rt.id, rt.spec)
+}
+
+// newGate is the gate of one session, configured as `mcpseal run`
+// configures it.
+func (rt *route) newGate(gd Guard) *gate.Session {
+	gw := rt.gw
+	pins := gw.cfg.Pins
+	if gd.Pins != nil {
+		pins = gd.Pins
+	}
+	cfg := gate.Config{
+		Identity:       rt.id,
+		Posture:        rt.posture,
+		Pins:           pins,
+		Hooks:          gd.Hooks,
+		ConfirmTimeout: gd.ConfirmTimeout,
+		Limits:         gate.Limits{VerifyTimeout: gw.lim.VerifyTimeout},
+		IDPrefix:       gate.NewIDPrefix(),
+		Logger:         gw.log.With("route", rt.name, "server", rt.id.Label),
+	}
+	if gw.cfg.OnDrift != nil {
+		cfg.OnDrift = func(d gate.DriftReport) { gw.cfg.OnDrift(rt.name, d) }
+	}
+	if gw.cfg.OnVerified != nil {
+		cfg.OnVerified = func(profile string, o pin.Outcome, c *contract.Contract) {
+			gw.cfg.OnVerified(rt.name, rt.id, profile, o, c)
+		}
+	}
+	g := gate.New(cfg)
+	if gd.Refusal != nil {
+		g.Refuse(*gd.Refusal)
+	}
+	return g
+}
+
+// modernSession returns the route's shared session for 2026-07-28
+// requests, starting a new one when the last has closed.
+func (rt *route) modernSession() (*session, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if s := rt.modern; s != nil {
+		at, done := s.finished()
+		if !done || time.Since(at) < modernCooldown {
+			return s, nil
+		}
+		go s.shutdown()
+		rt.modern = nil
+	}
+	s, err := newSession(rt, "", true)
+	if err != nil {
+		return nil, err
+	}
+	rt.modern = s
+	return s, nil
+}
+
+// dropModern detaches the modern session, for Close.
+func (rt *route) dropModern() *session {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	s := rt.modern
+	rt.modern = nil
+	return s
+}

@@ -1,0 +1,325 @@
+package httpgw
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/stdio"
+)
+
+// Bounds of one session.
+const (
+	// maxBacklog bounds server messages kept for a GET stream not yet open.
+	maxBacklog      = 256
+	maxBacklogBytes = 4 << 20
+	// softInbox: while more than this waits for the server, new client
+	// requests are refused (the server is not reading).
+	softInbox = 16 << 20
+	// maxStderr bounds a command route's stderr per session.
+	maxStderr = 64 << 20
+	// maxDetached bounds the streams of one session waiting to be resumed.
+	maxDetached = 16
+)
+
+// session is one gate.Session with its server: a legacy client session,
+// or the route's shared modern session.
+type session struct {
+	rt     *route
+	id     string // the legacy Mcp-Session-Id; "" for the modern session
+	modern bool
+	srv    stdio.Server
+	in     *outbox
+	log    *slog.Logger
+	exited chan struct{} // the server has stopped
+
+	mu       sync.Mutex // guards g and everything below
+	g        *gate.Session
+	waiting  map[string]*exchange // by request id key, as the gate sees it
+	restore  map[string][]byte    // modern: gateway id key -> the client's id
+	tokens   map[string]*exchange // progress token key -> its request's exchange
+	untoken  map[string][]byte    // modern: gateway token key -> the client's token
+	streams  []*exchange          // open POST event streams, oldest first
+	get      *exchange            // the GET stream
+	detached map[string]*exchange // legacy POST streams whose client went away, by stream id
+	backlog  [][]byte
+	backlogN int
+	next     uint64
+	lastUsed time.Time
+	version  string // legacy: the negotiated protocol version
+	doneAt   time.Time
+	done     bool // the gate closed or the server exited
+	timer    *time.Timer
+	shutOnce sync.Once
+}
+
+func newSession(rt *route, id string, modern bool) (*session, error) {
+	gd, err := rt.guard()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := rt.start(gd)
+	if err != nil {
+		if gd.Close != nil {
+			gd.Close()
+		}
+		return nil, err
+	}
+	s := &session{
+		rt: rt, id: id, modern: modern, srv: srv,
+		log:      rt.gw.log.With("route", rt.name),
+		exited:   make(chan struct{}),
+		g:        rt.newGate(gd),
+		waiting:  make(map[string]*exchange),
+		restore:  make(map[string][]byte),
+		tokens:   make(map[string]*exchange),
+		untoken:  make(map[string][]byte),
+		detached: make(map[string]*exchange),
+		lastUsed: time.Now(),
+	}
+	// Slow decisions (preflight providers) run off the lock and come back
+	// through step like any message.
+	s.g.SetDispatch(func(work func() gate.Verdict, resume func(gate.Verdict) []gate.Out) {
+		go func() {
+			v := work()
+			s.step(nil, func() []gate.Out { return resume(v) })
+		}()
+	})
+	if gd.Close != nil {
+		go func() { <-s.exited; gd.Close() }()
+	}
+	s.in = newOutbox(srv.Stdin(), s.log)
+	go s.in.run()
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		if e := srv.Stderr(); e != nil {
+			n, _ := io.Copy(rt.gw.cfg.Stderr, io.LimitReader(e, maxStderr))
+			if n == maxStderr {
+				_, _ = io.Copy(io.Discard, e)
+			}
+		}
+	}()
+	go func() {
+		<-stderrDone
+		_ = srv.Wait()
+		close(s.exited)
+	}()
+	go s.readServer()
+	return s, nil
+}
+
+// readServer feeds the server's frames to the gate.
+func (s *session) readServer() {
+	maxFrame := s.rt.gw.lim.MaxBody
+	r := jsonrpc.NewReader(s.srv.Stdout(), maxFrame)
+	for {
+		f, err := r.Next()
+		switch {
+		case err == nil:
+			s.learn(f)
+			s.step(nil, func() []gate.Out { return s.g.FromServer(f) })
+		case errors.Is(err, jsonrpc.ErrFrameTooLarge):
+			s.log.Warn("server message over the frame limit dropped", "limit", maxFrame)
+			s.step(nil, func() []gate.Out { return s.g.FrameTooLarge(gate.ToServer, maxFrame) })
+		default:
+			s.serverClosed()
+			return
+		}
+	}
+}
+
+// learn records the x-mcp-header bindings of a tools/list page.
+func (s *session) learn(frame []byte) {
+	m, err := jsonrpc.Peek(frame)
+	if err == nil && m.Kind == jsonrpc.Response && m.Result != nil && hasMember(m.Result, "tools") {
+		s.rt.bindings.Learn(m.Result)
+	}
+}
+
+func (s *session) serverClosed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.g.Status()
+	if !st.Closed {
+		s.dispatch(s.g.ServerClosed(), nil)
+	}
+	s.finish()
+}
+
+// step runs one gate step under the lock and delivers what it returns.
+func (s *session) step(origin *exchange, f func() []gate.Out) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dispatch(f(), origin)
+	s.after()
+}
+
+// after checks the gate's state once a step is done: a closed gate stops
+// the server; a verification deadline arms the timer.
+func (s *session) after() {
+	if s.g.Status().Closed {
+		// Blocked, held or unverified: nothing more reaches the server, so
+		// it stops; the session stays and answers with the closure error
+		// until the client ends it, as `mcpseal run` does.
+		s.finish()
+		go s.stopServer()
+		return
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	if d := s.g.Deadline(); !d.IsZero() {
+		s.timer = time.AfterFunc(time.Until(d), func() { s.step(nil, s.g.Tick) })
+	}
+}
+
+// finish marks the session done: nothing more will come from the server.
+func (s *session) finish() {
+	if !s.done {
+		s.done, s.doneAt = true, time.Now()
+	}
+}
+
+// finished reports whether the session is done, and since when.
+func (s *session) finished() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.doneAt, s.done
+}
+
+// idleSince is how long nobody has used the session; 0 while a request
+// or a stream is open.
+func (s *session) idleSince(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.waiting) > 0 || s.get != nil {
+		return 0
+	}
+	return now.Sub(s.lastUsed)
+}
+
+// shutdown ends the session: its GET stream ends and its server stops.
+func (s *session) shutdown() {
+	s.mu.Lock()
+	s.finish()
+	if s.get != nil {
+		s.get.end()
+		s.get = nil
+	}
+	s.mu.Unlock()
+	s.stopServer()
+}
+
+// stopServer stops the server as `mcpseal run` does: stdin closed, then
+// SIGTERM, then SIGKILL, each after the grace period.
+func (s *session) stopServer() {
+	s.shutOnce.Do(func() {
+		s.in.close()
+		go func() {
+			grace := s.rt.gw.lim.StopGrace
+			if !waitChan(s.exited, grace) {
+				s.srv.Terminate()
+				if !waitChan(s.exited, grace) {
+					s.srv.Kill()
+				}
+			}
+			// The process group may hold children that outlived the server.
+			s.srv.Kill()
+		}()
+	})
+}
+
+func (s *session) waitStopped(d time.Duration) { waitChan(s.exited, d) }
+
+func waitChan(c chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// dispatch delivers the gate's frames: to the server's outbox, or to the
+// client exchange each belongs to.
+func (s *session) dispatch(outs []gate.Out, origin *exchange) {
+	for _, o := range outs {
+		if o.To == gate.ToServer {
+			s.in.push(o.Frame)
+			continue
+		}
+		s.toClient(o.Frame, origin)
+	}
+}
+
+// toClient routes one frame for the client: an answer to the exchange
+// that waits for it, a server request or notification to the stream it
+// relates to.
+func (s *session) toClient(frame []byte, origin *exchange) {
+	m, err := jsonrpc.Peek(frame)
+	if err != nil {
+		return
+	}
+	if m.Kind == jsonrpc.Response {
+		key := jsonrpc.IDKey(m.ID)
+		ex := s.waiting[key]
+		if ex == nil && key == "null" {
+			ex = origin
+		}
+		if ex == nil {
+			s.log.Debug("answer for a request nobody waits for dropped")
+			return
+		}
+		delete(s.waiting, key)
+		if orig, ok := s.restore[key]; ok {
+			delete(s.restore, key)
+			frame = splice(frame, m.ID, orig)
+		}
+		if !s.modern && ex.initialize && m.Result != nil {
+			if v, ok := stringMember(m.Result, "protocolVersion"); ok {
+				s.version = v
+			}
+		}
+		s.release(ex)
+		ex.answer(frame, m.Result != nil)
+		return
+	}
+	ex, frame := s.target(m, frame)
+	switch {
+	case ex != nil:
+		ex.push(frame)
+	case s.modern:
+		s.log.Debug("server message with no stream to go to dropped", "method", m.Method)
+	case len(s.backlog) < maxBacklog && s.backlogN+len(frame) <= maxBacklogBytes:
+		s.backlog = append(s.backlog, frame)
+		s.backlogN += len(frame)
+	default:
+		s.log.Warn("server message dropped: no open stream and the backlog is full", "method", m.Method)
+	}
+}
+
+// release forgets an exchange that got its answer or went away.
+func (s *session) release(ex *exchange) {
+	for _, t := range ex.tokens {
+		if s.tokens[t] == ex {
+			delete(s.tokens, t)
+			delete(s.untoken, t)
+		}
+	}
+	ex.tokens = nil
+	for i, x := range s.streams {
+		if x == ex {
+			s.streams = append(s.streams[:i], s.streams[i+1:]...)
+			break
+		}
+	}
+	s.lastUsed = time.Now()
+}

@@ -1,0 +1,198 @@
+package httpgw
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+// respond writes the answer to one POSTed request: an event stream,
+// flushed per event, that ends with the answer, when the client accepts
+// one (as the SDKs' servers do by default); plain JSON for a client that
+// accepts only JSON (server messages are then never routed to it).
+func (gw *Gateway) respond(w http.ResponseWriter, r *http.Request, s *session, ex *exchange) {
+	gw.pump(w, r, s, ex, false)
+}
+
+// pump writes what comes for ex until its answer. A legacy event stream
+// carries event ids; when its client goes away before the answer, the
+// exchange waits (resumeWindow) for a GET with Last-Event-ID.
+func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *exchange, started bool) {
+	timeout := time.NewTimer(gw.lim.RequestTimeout)
+	defer timeout.Stop()
+	for {
+		select {
+		case <-ex.wake:
+		case <-r.Context().Done():
+			if !started || !s.detach(ex) {
+				s.abandon(ex)
+			}
+			return
+		case <-timeout.C:
+			s.abandon(ex)
+			gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: ReasonTimeout, Method: r.Method})
+			f := timeoutError(ex)
+			if !started {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(f)
+				return
+			}
+			writeEvent(w, "", f)
+			return
+		}
+		frames, final, result, ended, overflow := ex.take()
+		if overflow || ended && !final {
+			s.abandon(ex)
+			return // the stream breaks; the client sees it end without an answer
+		}
+		if !started && final && len(frames) == 1 && !ex.acceptSSE {
+			s.answered(w, ex, result)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(frames[0])
+			return
+		}
+		if !started {
+			if final {
+				s.answered(w, ex, result)
+			} else if ex.initialize {
+				w.Header().Set(sessionHeader, s.id)
+			}
+			startStream(w)
+			started = true
+		}
+		for _, f := range frames {
+			id := ""
+			if ex.streamID != "" {
+				id = ex.streamID + "-" + strconv.Itoa(ex.record(f))
+			}
+			writeEvent(w, id, f)
+		}
+		if final {
+			s.forgetStream(ex)
+			return
+		}
+	}
+}
+
+// resume continues a detached stream after the event lastID names:
+// what was written after it, then what comes next.
+func (gw *Gateway) resume(w http.ResponseWriter, r *http.Request, s *session, lastID string) *refusal {
+	sid, seq, ok := strings.Cut(lastID, "-")
+	n, err := strconv.Atoi(seq)
+	if !ok || err != nil {
+		return refuse(http.StatusBadRequest, ReasonSession, "malformed Last-Event-ID")
+	}
+	ex := s.attach(sid)
+	if ex == nil {
+		return refuse(http.StatusNotFound, ReasonSession, "no stream to resume with this Last-Event-ID")
+	}
+	missed, ok := ex.since(n)
+	if !ok {
+		s.abandon(ex)
+		return refuse(http.StatusNotFound, ReasonSession, "the events after this Last-Event-ID are gone")
+	}
+	startStream(w)
+	for i, f := range missed {
+		writeEvent(w, sid+"-"+strconv.Itoa(n+i+1), f)
+	}
+	gw.pump(w, r, s, ex, true)
+	return nil
+}
+
+// answered sets the session header on a successful initialize answer,
+// and forgets a session whose initialize failed.
+func (s *session) answered(w http.ResponseWriter, ex *exchange, result bool) {
+	if !ex.initialize {
+		return
+	}
+	if result {
+		w.Header().Set(sessionHeader, s.id)
+		return
+	}
+	s.rt.gw.forget(s)
+}
+
+// timeoutError is the answer of a request that waited too long.
+func timeoutError(ex *exchange) []byte {
+	data, _ := json.Marshal(refusalData{Reason: ReasonTimeout})
+	return jsonrpc.NewError(ex.clientID, CodeForbidden, "mcpseal: no answer from the server within the request timeout", data)
+}
+
+func startStream(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// writeEvent writes one frame as one event, with id when it is not "",
+// and flushes it. Frames are single lines (see readMessage and package
+// egress).
+func writeEvent(w http.ResponseWriter, id string, frame []byte) {
+	b := make([]byte, 0, len(frame)+len(id)+32)
+	if id != "" {
+		b = append(b, "id: "...)
+		b = append(b, id...)
+		b = append(b, '\n')
+	}
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, frame...)
+	b = append(b, "\n\n"...)
+	_, _ = w.Write(b)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// openGET registers ex as the session's GET stream.
+func (s *session) openGET(ex *exchange) *refusal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.get != nil {
+		return refuse(http.StatusConflict, ReasonSession, "the session already has a GET stream")
+	}
+	s.get = ex
+	s.lastUsed = time.Now()
+	for _, f := range s.backlog {
+		ex.push(f)
+	}
+	s.backlog, s.backlogN = nil, 0
+	return nil
+}
+
+// stream writes a GET stream until the client or the session ends it.
+func (gw *Gateway) stream(w http.ResponseWriter, r *http.Request, s *session, ex *exchange) {
+	startStream(w)
+	keepalive := time.NewTicker(15 * time.Second)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-ex.wake:
+		case <-keepalive.C:
+			_, _ = w.Write([]byte(": keepalive\n\n"))
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			continue
+		case <-r.Context().Done():
+			s.abandon(ex)
+			return
+		}
+		frames, _, _, ended, overflow := ex.take()
+		for _, f := range frames {
+			writeEvent(w, "", f)
+		}
+		if ended || overflow {
+			s.abandon(ex)
+			return
+		}
+	}
+}
