@@ -11,6 +11,15 @@
 //     in front of the npm reference servers, pinned by node/package-lock.json.
 //     It needs `npm ci --prefix e2e/node` (scripts/test runs it) and fails,
 //     never skips, when node_modules is missing.
+//   - lock_test.go, policy_test.go, sandbox_test.go, wire_test.go,
+//     demo_test.go: the team lock, the host policy and audit log, launch
+//     profiles in the Linux sandbox, wrap/unwrap of client configs, and
+//     the demo, each through the real binary.
+//   - gateway_test.go, runurl_test.go: the HTTP gateway and `run --url`
+//     with go-sdk Streamable HTTP servers on loopback.
+//   - conformance_test.go: the official MCP conformance suite
+//     (e2e/conformance, Node 22 from the npm package node@22) directly and
+//     through the gateway; every check passing directly must pass through.
 //   - harness_test.go: the same clients against the same servers without
 //     mcpseal, so a failure in the other files points at the proxy and not
 //     at the harness.
