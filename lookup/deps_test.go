@@ -14,7 +14,7 @@ import (
 func TestDependencies(t *testing.T) {
 	t.Parallel()
 	const module = "github.com/mcpseal/mcpseal/"
-	allowed := []string{"tlog", "pin", "contract", "canon", "jsonrpc"}
+	allowed := []string{"tlog", "pin", "contract", "canon", "jsonrpc", "internal/atomicfile"}
 	seen := map[string]bool{}
 	var walk func(dir, from string)
 	walk = func(dir, from string) {
