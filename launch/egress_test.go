@@ -184,16 +184,23 @@ func TestEgressProxyRules(t *testing.T) {
 			t.Errorf("the proxy dialed %s", d)
 		}
 	}
-	events.mu.Lock()
-	defer events.mu.Unlock()
-	var allowed, denied int
-	for _, e := range events.ev {
-		switch e.Kind {
-		case EventEgressAllowed:
-			allowed++
-		case EventEgressDenied:
-			denied++
+	// The proxy records an event after it answers: wait for the last.
+	count := func() (allowed, denied int) {
+		events.mu.Lock()
+		defer events.mu.Unlock()
+		for _, e := range events.ev {
+			switch e.Kind {
+			case EventEgressAllowed:
+				allowed++
+			case EventEgressDenied:
+				denied++
+			}
 		}
+		return allowed, denied
+	}
+	allowed, denied := count()
+	for deadline := time.Now().Add(5 * time.Second); (allowed != 4 || denied != 5) && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		allowed, denied = count()
 	}
 	if allowed != 4 || denied != 5 {
 		t.Errorf("%d allowed and %d denied events, want 4 and 5", allowed, denied)

@@ -152,9 +152,10 @@ func (s *Server) wait() error {
 // drainCtrl reads the helper's last messages: its report of the exit.
 func (s *Server) drainCtrl() *helperMsg {
 	var exit *helperMsg
-	// Why 2 s: the init sends its report before it exits, so it is in
-	// the socket already; this only bounds a helper that died without it.
-	timer := time.NewTimer(2 * time.Second)
+	// Why 10 s: the init sends its report before it exits, so it is in
+	// the socket already; this only bounds a helper that died without it,
+	// and on a loaded machine the reading goroutine can be slow to run.
+	timer := time.NewTimer(10 * time.Second)
 	defer timer.Stop()
 	for {
 		select {
