@@ -36,6 +36,22 @@ const sandboxNamespaces = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEW
 // With probe, the helper confines itself, reports and exits without
 // executing anything.
 func startSandbox(p *Profile, v *verified, env []string, events func(Event), rep *Report, probe bool) (*Server, error) {
+	saved := *rep
+	saved.Enforced = slices.Clone(rep.Enforced)
+	saved.NotEnforced = slices.Clone(rep.NotEnforced)
+	srv, err := startSandboxOnce(p, v, env, events, rep, probe)
+	if errors.Is(err, errHelperGone) {
+		// A helper that dies before its first report, with nothing said,
+		// is this machine failing for a moment (seen once under heavy
+		// parallel load): launch the same verified descriptor once more,
+		// with every confinement. A second failure refuses the launch.
+		*rep = saved
+		srv, err = startSandboxOnce(p, v, env, events, rep, probe)
+	}
+	return srv, err
+}
+
+func startSandboxOnce(p *Profile, v *verified, env []string, events func(Event), rep *Report, probe bool) (*Server, error) {
 	k := probeKernel()
 	cfg := helperConfig{
 		Probe:       probe,
