@@ -105,9 +105,19 @@ func (l *Log) Close() error { return l.lock.Close() }
 // ErrInvalidEvent for an event it will not write, and with an I/O error
 // when the log cannot be written; a caller that must fail closed refuses
 // the operation the event records.
-func (l *Log) Append(e Event) error {
-	if _, err := prepare(e, 1, zeroHash); err != nil {
-		return err
+func (l *Log) Append(e Event) error { return l.AppendAll([]Event{e}) }
+
+// AppendAll writes events in order, as Append would one by one, under one
+// lock and with one head update: a busy gate hands its events over in
+// batches. Nothing is written when one of them is invalid.
+func (l *Log) AppendAll(es []Event) error {
+	for _, e := range es {
+		if _, err := prepare(e, 1, zeroHash); err != nil {
+			return err
+		}
+	}
+	if len(es) == 0 {
+		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -122,7 +132,13 @@ func (l *Log) Append(e Event) error {
 	if err := l.recordGap(&t); err != nil {
 		return err
 	}
-	if err := l.write(&t, e); err != nil {
+	var buf []byte
+	for _, e := range es {
+		if err := l.writeTo(&t, e, &buf); err != nil {
+			return err
+		}
+	}
+	if err := l.flush(&t, &buf); err != nil {
 		return err
 	}
 	return writeHead(l.dir, t.seq, t.hash)
@@ -150,6 +166,17 @@ func (l *Log) recordGap(t *tip) error {
 // write appends e after t, rotating and pruning first when current.jsonl
 // would pass MaxFileBytes, and advances t.
 func (l *Log) write(t *tip, e Event) error {
+	var buf []byte
+	if err := l.writeTo(t, e, &buf); err != nil {
+		return err
+	}
+	return l.flush(t, &buf)
+}
+
+// writeTo adds e's line to buf (lines not yet in current.jsonl) and
+// advances t; when current.jsonl would pass MaxFileBytes it writes buf
+// out, then rotates and prunes, first.
+func (l *Log) writeTo(t *tip, e Event, buf *[]byte) error {
 	if e.Time.IsZero() {
 		e.Time = l.opts.Now()
 	}
@@ -162,6 +189,9 @@ func (l *Log) write(t *tip, e Event) error {
 		return invalid("the time cannot be encoded")
 	}
 	if t.size > 0 && t.size+int64(len(line))+1 > l.opts.MaxFileBytes {
+		if err := l.flush(t, buf); err != nil {
+			return err
+		}
 		if err := l.rotate(t); err != nil {
 			return err
 		}
@@ -173,12 +203,22 @@ func (l *Log) write(t *tip, e Event) error {
 			return invalid("the time cannot be encoded")
 		}
 	}
+	*buf = append(append(*buf, line...), '\n')
+	t.advance(p.Seq, lineHash(line), int64(len(line))+1)
+	return nil
+}
+
+// flush writes buf to current.jsonl with one write(2) and empties it.
+func (l *Log) flush(t *tip, buf *[]byte) error {
+	if len(*buf) == 0 {
+		return nil
+	}
 	f, err := os.OpenFile(filepath.Join(l.dir, currentName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("writing the audit log: %w", err)
 	}
 	l.last = nil
-	_, err = f.Write(append(line, '\n'))
+	_, err = f.Write(*buf)
 	if err == nil && l.opts.Sync {
 		err = f.Sync()
 	}
@@ -186,10 +226,10 @@ func (l *Log) write(t *tip, e Event) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	*buf = (*buf)[:0]
 	if err != nil {
 		return fmt.Errorf("writing the audit log: %w", err)
 	}
-	t.advance(p.Seq, lineHash(line), int64(len(line))+1)
 	if serr == nil && fi.Size() == t.size {
 		cp := *t
 		l.last, l.lastFile = &cp, fi

@@ -139,3 +139,60 @@ func TestAuditFolderWritableByOthersRefused(t *testing.T) {
 		t.Error("a relative home was used")
 	}
 }
+
+func TestAppendAllChainsLikeAppend(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	lg, err := Open(home, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lg.Close()
+	batch := []Event{{Op: OpCall, Outcome: Allowed}, {Op: OpCall, Outcome: Refused, Code: "denied"}, {Op: OpList, Outcome: Allowed, Count: 3}}
+	if err := lg.AppendAll(batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := lg.Append(Event{Op: OpConfirm, Outcome: Asked}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lg.AppendAll([]Event{{Op: OpCall, Outcome: Allowed}, {Op: "bogus", Outcome: Allowed}}); err == nil {
+		t.Error("a batch with an invalid event was accepted")
+	}
+	rep, err := Verify(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Events != 4 || len(rep.Faults) != 0 {
+		t.Errorf("verify: %+v", rep)
+	}
+}
+
+func TestAppendAllAcrossRotationVerifies(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	lg, err := Open(home, Options{MaxFileBytes: 600, MaxFiles: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lg.Close()
+	for round := 0; round < 5; round++ {
+		batch := make([]Event, 7)
+		for i := range batch {
+			batch[i] = Event{Op: OpCall, Outcome: Allowed, Count: int64(round*10 + i)}
+		}
+		if err := lg.AppendAll(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Verify(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Faults) != 0 {
+		t.Errorf("faults after batched appends across rotations: %+v", rep.Faults)
+	}
+	files, _ := filepath.Glob(filepath.Join(Dir(home), "*.jsonl"))
+	if len(files) < 2 {
+		t.Errorf("no rotation happened: %v", files)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/gate"
@@ -15,6 +16,14 @@ import (
 // of microseconds (a lock and a write), which is not a cost a call should
 // wait for. Beyond it events are dropped, counted and reported.
 const auditQueue = 4096
+
+// maxAuditBatch bounds one batch written under one lock, and auditGather
+// how long an event may wait for others to join it (what a crash of the
+// machine, not of mcpseal, could lose).
+const (
+	maxAuditBatch = 256
+	auditGather   = 50 * time.Millisecond
+)
 
 // auditSink writes the gate's decisions to the audit log off the gate's
 // lock, in order.
@@ -36,7 +45,7 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*au
 	}
 	o := audit.Options{}
 	if p != nil {
-		o.MaxFileBytes, o.MaxFiles, o.Sync = p.Audit().MaxFileBytes, p.Audit().MaxFiles, p.Audit().Required
+		o.MaxFileBytes, o.MaxFiles = p.Audit().MaxFileBytes, p.Audit().MaxFiles
 	}
 	lg, err := audit.Open(home, o)
 	if err != nil {
@@ -46,9 +55,28 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*au
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		// Gather events for a moment and write them in one go: one lock
+		// and one head update for a whole batch keeps the log's cost off a
+		// busy session. Closing the sink writes what is gathered.
+		batch := make([]audit.Event, 0, maxAuditBatch)
 		for ev := range a.ch {
-			if err := lg.Append(ev); err != nil {
-				a.log.Error("audit log: event not written", "op", string(ev.Op), "err", err)
+			batch = append(batch[:0], ev)
+			deadline := time.NewTimer(auditGather)
+		gather:
+			for len(batch) < maxAuditBatch {
+				select {
+				case ev, ok := <-a.ch:
+					if !ok {
+						break gather
+					}
+					batch = append(batch, ev)
+				case <-deadline.C:
+					break gather
+				}
+			}
+			deadline.Stop()
+			if err := lg.AppendAll(batch); err != nil {
+				a.log.Error("audit log: events not written", "count", len(batch), "err", err)
 			}
 		}
 	}()
