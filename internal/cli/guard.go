@@ -90,7 +90,7 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 			ev.Outcome, ev.Code = audit.Refused, g.refusal.Reason
 		}
 		sink.record(ev)
-		g.hooks = composeHooks(g.hooks, gate.Hooks{Event: sink.gateEvent})
+		g.hooks = composeHooks(sink.hooks(), g.hooks)
 	}
 	if g.baseline == nil {
 		home, err := pin.DefaultHome(e.getenv)

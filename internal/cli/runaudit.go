@@ -34,6 +34,10 @@ type auditSink struct {
 	ch      chan audit.Event
 	wg      sync.WaitGroup
 	dropped atomic.Int64
+	// required: the policy says an operation that cannot be audited does
+	// not happen; broken is set once an event could not be written.
+	required bool
+	broken   atomic.Bool
 }
 
 // openAudit opens $MCPSEAL_HOME/audit with the policy's settings (p may
@@ -51,7 +55,7 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*au
 	if err != nil {
 		return nil, err
 	}
-	a := &auditSink{lg: lg, id: id, log: log, ch: make(chan audit.Event, auditQueue)}
+	a := &auditSink{lg: lg, id: id, log: log, ch: make(chan audit.Event, auditQueue), required: p != nil && p.Audit().Required}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -77,6 +81,7 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*au
 			deadline.Stop()
 			if err := lg.AppendAll(batch); err != nil {
 				a.log.Error("audit log: events not written", "count", len(batch), "err", err)
+				a.broken.Store(true)
 			}
 		}
 	}()
@@ -89,10 +94,30 @@ func (a *auditSink) record(ev audit.Event) {
 	select {
 	case a.ch <- ev:
 	default:
+		a.broken.Store(true)
 		if a.dropped.Add(1) == 1 {
 			a.log.Error("audit log: events are arriving faster than they can be written; dropping")
 		}
 	}
+}
+
+// hooks refuse every call once an event could not be written, when the
+// policy requires the audit log: an unaudited call does not happen. Events
+// are written in batches, so the refusal starts with the first call after
+// the failure is known (within auditGather of it).
+func (a *auditSink) hooks() gate.Hooks {
+	h := gate.Hooks{Event: a.gateEvent}
+	if a.required {
+		h.Call = func(gate.CallInfo) gate.Verdict {
+			if !a.broken.Load() {
+				return gate.Verdict{Kind: gate.Allow}
+			}
+			return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: codePolicy,
+				Message: "mcpseal: the audit log cannot be written and the host policy requires it; the call was not forwarded",
+				Reason:  "audit-unavailable"}}
+		}
+	}
+	return h
 }
 
 // gateEvent maps a gate event to an audit event.
