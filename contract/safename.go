@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -184,51 +185,55 @@ func isHidden(r rune) bool {
 
 // instructionRules match imperative wording aimed at the model. They only
 // label, so they lean towards firing; each entry says what it is for.
-var instructionRules = compileRules([]string{
-	// Direct address to the model.
-	`\b(?:you|the (?:model|assistant|agent|ai|llm))\s+(?:must|should|shall|need to|have to|are required to|will need to|may not|cannot|can't)\b`,
-	`\b(?:always|never)\b`,
-	`\b(?:do not|don't|must not|mustn't)\b`,
-	// Overriding what the model was told before.
-	`\b(?:ignore|disregard|forget|override)\s+(?:all|any|every|previous|prior|earlier|above|the above|other|your|these|those)\b`,
-	`\b(?:you are now|from now on|act as|new instructions?|system prompt)\b`,
-	// Ordering the model's other actions.
-	`\bbefore\s+(?:using|calling|invoking|running|executing|you|responding|answering|replying|any)\b`,
-	`\binstead of\b`,
-	`\b(?:make sure|be sure to|ensure that|remember to|don't forget|do not forget)\b`,
-	`\bimportant\b`,
-	`\bwithout\s+(?:telling|asking|informing|notifying|confirming|mentioning|showing)\b`,
-	// Moving data somewhere.
-	`\bread\s+(?:the\s+(?:file|files|contents?)\b|[~/$%]\S*)`,
-	`\bpass\s+(?:it|its|the|this|that|them|their|all)\s+(?:contents?|data|values?|outputs?|results?|text)\b`,
-	`\b(?:send|forward|upload|post|transmit|exfiltrate|leak|copy)\s+(?:it|them|this|that|the|all|its|their|any|every|a copy|copies|contents?|data|everything)\b`,
-	`\binclude\s+(?:the|all|any|its|their|your|this|that|full|entire|complete)\b[^.\n]{0,80}?\bin\s+(?:the|your|each|every|all|this|its)\b`,
-	`\b(?:on|for|with|in|at|during)\s+(?:every|each|all)\s+(?:calls?|requests?|invocations?|uses?|responses?|messages?|queries)\b`,
-	// Prompt-format markers that pose as another speaker.
-	`<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|assistant|user)\s*>`,
-	`(?m:^\s*(?:system|assistant|user|human)\s*:)`,
-	`\[/?(?:inst|system)\]`,
-	`<\|(?:im_start|im_end|system|user|assistant)\|>`,
+var instructionRules = sync.OnceValue(func() *regexp.Regexp {
+	return compileRules([]string{
+		// Direct address to the model.
+		`\b(?:you|the (?:model|assistant|agent|ai|llm))\s+(?:must|should|shall|need to|have to|are required to|will need to|may not|cannot|can't)\b`,
+		`\b(?:always|never)\b`,
+		`\b(?:do not|don't|must not|mustn't)\b`,
+		// Overriding what the model was told before.
+		`\b(?:ignore|disregard|forget|override)\s+(?:all|any|every|previous|prior|earlier|above|the above|other|your|these|those)\b`,
+		`\b(?:you are now|from now on|act as|new instructions?|system prompt)\b`,
+		// Ordering the model's other actions.
+		`\bbefore\s+(?:using|calling|invoking|running|executing|you|responding|answering|replying|any)\b`,
+		`\binstead of\b`,
+		`\b(?:make sure|be sure to|ensure that|remember to|don't forget|do not forget)\b`,
+		`\bimportant\b`,
+		`\bwithout\s+(?:telling|asking|informing|notifying|confirming|mentioning|showing)\b`,
+		// Moving data somewhere.
+		`\bread\s+(?:the\s+(?:file|files|contents?)\b|[~/$%]\S*)`,
+		`\bpass\s+(?:it|its|the|this|that|them|their|all)\s+(?:contents?|data|values?|outputs?|results?|text)\b`,
+		`\b(?:send|forward|upload|post|transmit|exfiltrate|leak|copy)\s+(?:it|them|this|that|the|all|its|their|any|every|a copy|copies|contents?|data|everything)\b`,
+		`\binclude\s+(?:the|all|any|its|their|your|this|that|full|entire|complete)\b[^.\n]{0,80}?\bin\s+(?:the|your|each|every|all|this|its)\b`,
+		`\b(?:on|for|with|in|at|during)\s+(?:every|each|all)\s+(?:calls?|requests?|invocations?|uses?|responses?|messages?|queries)\b`,
+		// Prompt-format markers that pose as another speaker.
+		`<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|assistant|user)\s*>`,
+		`(?m:^\s*(?:system|assistant|user|human)\s*:)`,
+		`\[/?(?:inst|system)\]`,
+		`<\|(?:im_start|im_end|system|user|assistant)\|>`,
+	})
 })
 
 // secretRules match secrets, private files and the conversation itself
 // (what an exfiltrating description asks for).
-var secretRules = compileRules([]string{
-	// Dotfiles in the home folder, SSH material, dotfiles that hold tokens.
-	`(?:~|\$home|%userprofile%)/\.[\w.-]+(?:/[\w.-]+)*`,
-	`\B\.(?:ssh|aws|azure|kube|docker|gnupg|npmrc|pypirc|netrc|pgpass|git-credentials|bash_history|zsh_history|env)\b`,
-	`\bid_(?:rsa|dsa|ecdsa|ed25519)\b`,
-	`\b(?:authorized_keys|known_hosts|kubeconfig|keychain|keyring)\b`,
-	`/etc/(?:shadow|gshadow|passwd|sudoers|master\.passwd)\b`,
-	// Words for secrets.
-	`\b(?:api|access|auth|bearer|session|refresh|secret|personal access)[ _-]?(?:keys?|tokens?)\b`,
-	`\b(?:private|ssh|signing)[ _-]?keys?\b`,
-	`\b(?:seed|recovery|secret) phrases?\b`,
-	`\b(?:credentials?|pass(?:word|wd|phrase)s?|tokens?|secrets?|cookies?|wallets?|mnemonics?)\b`,
-	`\b(?:social security number|ssn|credit card numbers?|credit cards?)\b`,
-	`\b(?:env|environment) var(?:iable)?s?\b|\bprocess\.env\b|\bos\.environ\b`,
-	// The conversation and the user's own notes.
-	`\b(?:conversation(?:s| history)?|chat (?:history|logs?|transcripts?)|(?:previous|prior|earlier|all|other) messages|notes|system prompt|(?:browser|shell) history)\b`,
+var secretRules = sync.OnceValue(func() *regexp.Regexp {
+	return compileRules([]string{
+		// Dotfiles in the home folder, SSH material, dotfiles that hold tokens.
+		`(?:~|\$home|%userprofile%)/\.[\w.-]+(?:/[\w.-]+)*`,
+		`\B\.(?:ssh|aws|azure|kube|docker|gnupg|npmrc|pypirc|netrc|pgpass|git-credentials|bash_history|zsh_history|env)\b`,
+		`\bid_(?:rsa|dsa|ecdsa|ed25519)\b`,
+		`\b(?:authorized_keys|known_hosts|kubeconfig|keychain|keyring)\b`,
+		`/etc/(?:shadow|gshadow|passwd|sudoers|master\.passwd)\b`,
+		// Words for secrets.
+		`\b(?:api|access|auth|bearer|session|refresh|secret|personal access)[ _-]?(?:keys?|tokens?)\b`,
+		`\b(?:private|ssh|signing)[ _-]?keys?\b`,
+		`\b(?:seed|recovery|secret) phrases?\b`,
+		`\b(?:credentials?|pass(?:word|wd|phrase)s?|tokens?|secrets?|cookies?|wallets?|mnemonics?)\b`,
+		`\b(?:social security number|ssn|credit card numbers?|credit cards?)\b`,
+		`\b(?:env|environment) var(?:iable)?s?\b|\bprocess\.env\b|\bos\.environ\b`,
+		// The conversation and the user's own notes.
+		`\b(?:conversation(?:s| history)?|chat (?:history|logs?|transcripts?)|(?:previous|prior|earlier|all|other) messages|notes|system prompt|(?:browser|shell) history)\b`,
+	})
 })
 
 // compileRules joins a rule table into one case-insensitive alternation;
@@ -239,19 +244,27 @@ func compileRules(rules []string) *regexp.Regexp {
 
 var (
 	// urlRe matches scheme://... and the schemes that run or embed content.
-	urlRe = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,31}://[^\s<>"'` + "`" + `]+|\b(?:javascript|data):[^\s<>"'` + "`" + `]+`)
+	urlRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,31}://[^\s<>"'` + "`" + `]+|\b(?:javascript|data):[^\s<>"'` + "`" + `]+`)
+	})
 	// emailRe matches an email address.
-	emailRe = regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
+	emailRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
+	})
 	// ipv4Re and ipv6Re find candidates that netip must then accept.
-	ipv4Re = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
-	ipv6Re = regexp.MustCompile(`(?i)[0-9a-f:]*:[0-9a-f:]*:[0-9a-f:]*(?:%[0-9a-z]+)?`)
+	ipv4Re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`) })
+	ipv6Re = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)[0-9a-f:]*:[0-9a-f:]*:[0-9a-f:]*(?:%[0-9a-z]+)?`)
+	})
 	// domainRe matches a host name ending in a common top-level domain.
 	// Top-level domains that are also common file extensions (sh, py, md,
 	// rs, so, zip, mov) are left out: they would fire on file names.
-	domainRe = regexp.MustCompile(`(?i)\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|edu|gov|mil|int|io|ai|app|dev|co|me|info|biz|xyz|cloud|site|online|top|tech|store|shop|live|pro|link|click|page|host|website|space|fun|ru|cn|de|uk|us|eu|fr|jp|kr|br|au|ca|nl|ch|se|tk|ml|ga|cf|gq|pw|cc|tv|ws|ly|gg|su|ir|internal|local|localhost|onion|test|example|invalid|arpa)\b`)
+	domainRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|edu|gov|mil|int|io|ai|app|dev|co|me|info|biz|xyz|cloud|site|online|top|tech|store|shop|live|pro|link|click|page|host|website|space|fun|ru|cn|de|uk|us|eu|fr|jp|kr|br|au|ca|nl|ch|se|tk|ml|ga|cf|gq|pw|cc|tv|ws|ly|gg|su|ir|internal|local|localhost|onion|test|example|invalid|arpa)\b`)
+	})
 	// base64Re matches a long run of base64 characters; hiddenTokens keeps
 	// only mixed-case runs with a digit, so hex digests and paths pass.
-	base64Re = regexp.MustCompile(fmt.Sprintf(`[A-Za-z0-9+/=]{%d,}`, minBase64Run))
+	base64Re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(fmt.Sprintf(`[A-Za-z0-9+/=]{%d,}`, minBase64Run)) })
 )
 
 // minBase64Run is the shortest base64-looking run worth a label: 40
@@ -341,7 +354,7 @@ func instructionsText(p *string) *textInfo {
 // textRules adds the labels of the text rules for new text.
 func (l *labeler) textRules(old, new *textInfo) {
 	added := addedSentences(old.prose, new.prose)
-	if m := matchRules(instructionRules, added); len(m) > 0 {
+	if m := matchRules(instructionRules(), added); len(m) > 0 {
 		l.add(CodeNewInstruction, "New instruction to the model: %s", listSome(m))
 	}
 	secretText := added
@@ -354,7 +367,7 @@ func (l *labeler) textRules(old, new *textInfo) {
 			secretText = append(secretText, fieldWords(f))
 		}
 	}
-	if m := matchRules(secretRules, secretText); len(m) > 0 {
+	if m := matchRules(secretRules(), secretText); len(m) > 0 {
 		l.add(CodeMentionsSecrets, "Mentions secrets or private files: %s", listSome(m))
 	}
 	if links := newLinks(old.strs, new.strs); len(links) > 0 {
@@ -366,7 +379,7 @@ func (l *labeler) textRules(old, new *textInfo) {
 }
 
 // normalizeForRules prepares text for the rules; see the comment above
-// instructionRules.
+// instructionRules().
 func normalizeForRules(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -494,18 +507,18 @@ func linkTokens(s string, hosts map[string]bool) []string {
 			return m
 		})
 	}
-	blank(urlRe, func(m string) bool {
+	blank(urlRe(), func(m string) bool {
 		if u, err := url.Parse(trimLink(m)); err == nil && u.Hostname() != "" {
 			hosts[strings.ToLower(u.Hostname())] = true
 		}
 		return true
 	})
-	blank(emailRe, func(m string) bool {
+	blank(emailRe(), func(m string) bool {
 		hosts[strings.ToLower(m[strings.IndexByte(m, '@')+1:])] = true
 		return true
 	})
-	blank(ipv4Re, isIP)
-	for _, loc := range ipv6Re.FindAllStringIndex(s, -1) {
+	blank(ipv4Re(), isIP)
+	for _, loc := range ipv6Re().FindAllStringIndex(s, -1) {
 		m := s[loc[0]:loc[1]]
 		before, after := byte(' '), byte(' ')
 		if loc[0] > 0 {
@@ -518,7 +531,7 @@ func linkTokens(s string, hosts map[string]bool) []string {
 			out = append(out, strings.ToLower(m))
 		}
 	}
-	blank(domainRe, func(string) bool { return true })
+	blank(domainRe(), func(string) bool { return true })
 	for i, t := range out {
 		out[i] = trimLink(t)
 	}
@@ -599,7 +612,7 @@ func hiddenTokens(s string) []string {
 	if strings.HasPrefix(s, "data:") && !strings.ContainsAny(s, " \n\t") {
 		return out
 	}
-	for _, m := range base64Re.FindAllString(s, -1) {
+	for _, m := range base64Re().FindAllString(s, -1) {
 		if strings.ContainsAny(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") &&
 			strings.ContainsAny(m, "abcdefghijklmnopqrstuvwxyz") &&
 			strings.ContainsAny(m, "0123456789") {
@@ -638,7 +651,7 @@ func newHidden(old, new []located) []string {
 // describeHidden shows a hidden run: tag characters spelled out, other
 // characters escaped (the first eight), base64 runs by length only.
 func describeHidden(run string) string {
-	if len(run) >= minBase64Run && base64Re.MatchString(run) && base64Re.FindString(run) == run {
+	if len(run) >= minBase64Run && base64Re().MatchString(run) && base64Re().FindString(run) == run {
 		return fmt.Sprintf("base64-like run of %d characters", len(run))
 	}
 	rs := []rune(run)

@@ -104,7 +104,7 @@ func parseNPMSpec(tool, s string) (spec, error) {
 // isNPMTag reports whether t is a dist-tag that npm cannot read as a
 // range: lowercase words, not "x" and not "v" followed by a digit.
 func isNPMTag(t string) bool {
-	if !npmTagRe.MatchString(t) || t == "x" {
+	if !npmTagRe().MatchString(t) || t == "x" {
 		return false
 	}
 	return !(len(t) > 1 && t[0] == 'v' && t[1] >= '0' && t[1] <= '9')

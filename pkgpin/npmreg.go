@@ -65,7 +65,7 @@ func (r *Registry) npmVersion(ctx context.Context, name, want string) (*Package,
 		}
 		integrity = fields[i]
 	}
-	if !integrityRe.MatchString(integrity) {
+	if !integrityRe().MatchString(integrity) {
 		return nil, fmt.Errorf("pkgpin: npm %s@%s has an integrity mcpseal cannot read", name, doc.Version)
 	}
 	return &Package{Ecosystem: NPM, Name: name, Version: doc.Version, Integrity: integrity}, nil

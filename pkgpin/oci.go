@@ -3,6 +3,7 @@ package pkgpin
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Options of docker run and podman run that take no value. Every other
@@ -19,7 +20,9 @@ var (
 	ociValueShort = "evpwulmhac"
 )
 
-var ociImageRe = regexp.MustCompile(`^([^@:]+(?::[0-9]{1,5}/[^@:]+)?)(?::([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(.+))?$`)
+var ociImageRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([^@:]+(?::[0-9]{1,5}/[^@:]+)?)(?::([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(.+))?$`)
+})
 
 // parseOCI reads docker run and podman run: the first argument after the
 // options is the image. Only an image pinned by digest
@@ -62,13 +65,13 @@ func parseOCI(tool string, argv []string, start int) (*Launch, error) {
 	if i >= len(argv) {
 		return nil, notLockable(tool, "no image to run")
 	}
-	m := ociImageRe.FindStringSubmatch(argv[i])
+	m := ociImageRe().FindStringSubmatch(argv[i])
 	if m == nil || !ValidName(OCI, m[1]) {
 		return nil, notLockable(tool, "%s is not an image reference mcpseal can read", quote(argv[i]))
 	}
 	l := &Launch{Ecosystem: OCI, Tool: tool, Name: m[1], Tag: m[2], index: i}
 	if m[3] != "" {
-		if !ociDigestRe.MatchString(m[3]) {
+		if !ociDigestRe().MatchString(m[3]) {
 			return nil, notLockable(tool, "image digest %s is not sha256: and 64 lowercase hex digits", quote(m[3]))
 		}
 		l.Digest = m[3]

@@ -47,6 +47,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Ecosystem names a package registry.
@@ -102,20 +103,30 @@ const (
 
 var (
 	// semver 2.0 without build metadata, as npm publishes it.
-	npmVersionRe = regexp.MustCompile(`^(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+	npmVersionRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+	})
 	// PEP 440 release, pre, post and dev segments; no epoch, no local part.
-	pypiVersionRe = regexp.MustCompile(`^[0-9]{1,16}(\.[0-9]{1,16}){0,5}((a|b|rc)[0-9]{1,16})?(\.post[0-9]{1,16})?(\.dev[0-9]{1,16})?$`)
+	pypiVersionRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9]{1,16}(\.[0-9]{1,16}){0,5}((a|b|rc)[0-9]{1,16})?(\.post[0-9]{1,16})?(\.dev[0-9]{1,16})?$`)
+	})
 	// A dist-tag that npm cannot read as a range: lowercase words.
-	npmTagRe    = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
-	npmNameRe   = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	pypiNameRe  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$`)
-	ociRepoRe   = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9.-]*(:[0-9]{1,5})?/)?[a-z0-9]+([._-]{1,2}[a-z0-9]+)*(/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*$`)
-	ociDigestRe = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
-	sha256Re    = regexp.MustCompile(`^[a-f0-9]{64}$`)
+	npmTagRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`) })
+	npmNameRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(@[a-z0-9][a-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	})
+	pypiNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$`) })
+	ociRepoRe  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9.-]*(:[0-9]{1,5})?/)?[a-z0-9]+([._-]{1,2}[a-z0-9]+)*(/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*$`)
+	})
+	ociDigestRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[a-f0-9]{64}$`) })
+	sha256Re    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-f0-9]{64}$`) })
 	// npm dist.integrity: Subresource Integrity, sha512 (or sha1 for
 	// releases older than 2017).
-	integrityRe = regexp.MustCompile(`^(sha512-[A-Za-z0-9+/]{86}==|sha1-[A-Za-z0-9+/]{27}=)$`)
-	pypiFileRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,254}$`)
+	integrityRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(sha512-[A-Za-z0-9+/]{86}==|sha1-[A-Za-z0-9+/]{27}=)$`)
+	})
+	pypiFileRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,254}$`) })
 )
 
 // ValidVersion reports whether v is a plain, exact version of ecosystem e
@@ -126,9 +137,9 @@ func ValidVersion(e Ecosystem, v string) bool {
 	}
 	switch e {
 	case NPM:
-		return npmVersionRe.MatchString(v)
+		return npmVersionRe().MatchString(v)
 	case PyPI:
-		return pypiVersionRe.MatchString(v)
+		return pypiVersionRe().MatchString(v)
 	}
 	return false
 }
@@ -141,11 +152,11 @@ func ValidName(e Ecosystem, name string) bool {
 	}
 	switch e {
 	case NPM:
-		return npmNameRe.MatchString(name)
+		return npmNameRe().MatchString(name)
 	case PyPI:
-		return pypiNameRe.MatchString(name)
+		return pypiNameRe().MatchString(name)
 	case OCI:
-		return ociRepoRe.MatchString(name)
+		return ociRepoRe().MatchString(name)
 	}
 	return false
 }
@@ -187,7 +198,7 @@ func (p *Package) Validate() error {
 			return fmt.Errorf("invalid requested tag %s", quote(p.Requested))
 		}
 	case OCI:
-		if !ociDigestRe.MatchString(p.Digest) {
+		if !ociDigestRe().MatchString(p.Digest) {
 			return fmt.Errorf("invalid image digest %s", quote(p.Digest))
 		}
 		if p.Version != "" || p.Requested != "" || p.Integrity != "" || len(p.Files) > 0 {
@@ -198,7 +209,7 @@ func (p *Package) Validate() error {
 		return fmt.Errorf("unknown ecosystem %s", quote(string(p.Ecosystem)))
 	}
 	if p.Ecosystem == NPM {
-		if !integrityRe.MatchString(p.Integrity) {
+		if !integrityRe().MatchString(p.Integrity) {
 			return fmt.Errorf("invalid npm integrity %s", quote(p.Integrity))
 		}
 		if len(p.Files) > 0 {
@@ -216,7 +227,7 @@ func (p *Package) Validate() error {
 		return fmt.Errorf("a pypi pin needs 1 to %d files", maxFiles)
 	}
 	for i, f := range p.Files {
-		if !pypiFileRe.MatchString(f.Name) || !sha256Re.MatchString(f.SHA256) {
+		if !pypiFileRe().MatchString(f.Name) || !sha256Re().MatchString(f.SHA256) {
 			return fmt.Errorf("invalid pypi file %s", quote(f.Name))
 		}
 		if i > 0 && p.Files[i-1].Name >= f.Name {

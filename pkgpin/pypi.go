@@ -3,6 +3,7 @@ package pkgpin
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // uvFlags change nothing about which package runs.
@@ -169,13 +170,15 @@ func (l *Launch) withSpec(s spec) *Launch {
 	return l
 }
 
-var pypiSpecRe = regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?)(\[[A-Za-z0-9][A-Za-z0-9._-]*(?:,[A-Za-z0-9][A-Za-z0-9._-]*)*\])?(?:(==|@)(.*))?$`)
+var pypiSpecRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?)(\[[A-Za-z0-9][A-Za-z0-9._-]*(?:,[A-Za-z0-9][A-Za-z0-9._-]*)*\])?(?:(==|@)(.*))?$`)
+})
 
 // parsePyPISpec reads NAME[EXTRAS], NAME[EXTRAS]==VERSION and (uv only)
 // NAME[EXTRAS]@VERSION or NAME@latest. Ranges (>=, ~=, !=, <, >, ===,
 // commas), markers, URLs, paths and VCS specs are refused.
 func parsePyPISpec(tool, s string, at bool) (spec, error) {
-	m := pypiSpecRe.FindStringSubmatch(s)
+	m := pypiSpecRe().FindStringSubmatch(s)
 	if m == nil {
 		return spec{}, notLockable(tool, "%s is not a plain PyPI requirement (ranges, markers, URLs and paths cannot be locked)", quote(s))
 	}

@@ -53,7 +53,7 @@ func (r *Registry) pypiVersion(ctx context.Context, name, version string) (*Pack
 	p := &Package{Ecosystem: PyPI, Name: NormalizePyPI(name), Version: version}
 	for _, u := range doc.URLs {
 		f := File{Name: u.Filename, SHA256: strings.ToLower(u.Digests.SHA256)}
-		if !pypiFileRe.MatchString(f.Name) || !sha256Re.MatchString(f.SHA256) {
+		if !pypiFileRe().MatchString(f.Name) || !sha256Re().MatchString(f.SHA256) {
 			return nil, fmt.Errorf("pkgpin: PyPI %s %s lists a file without a valid name and sha256", name, version)
 		}
 		p.Files = append(p.Files, f)

@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -62,14 +63,18 @@ type Options struct {
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"date":         func(t time.Time) string { return t.UTC().Format("2 Jan 2006") },
-	"datetime":     func(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04 UTC") },
-	"short":        func(d string) string { return d[:16] },
-	"dec":          func(n int) int { return n - 1 },
-	"monthTitle":   monthTitle,
-	"letterAnchor": func(string) string { return "" }, // replaced per build
-}).ParseFS(templateFS, "templates/*.html"))
+// templates are parsed on first use: most mcpseal commands never build a
+// site, and parsing them at start-up would delay every launch.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"date":         func(t time.Time) string { return t.UTC().Format("2 Jan 2006") },
+		"datetime":     func(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04 UTC") },
+		"short":        func(d string) string { return d[:16] },
+		"dec":          func(n int) int { return n - 1 },
+		"monthTitle":   monthTitle,
+		"letterAnchor": func(string) string { return "" }, // replaced per build
+	}).ParseFS(templateFS, "templates/*.html"))
+})
 
 // page is what every template gets.
 type page struct {
@@ -158,7 +163,7 @@ func withLetters(servers []*server) (*template.Template, []string) {
 	for l, id := range first {
 		anchors[id] = l
 	}
-	t := template.Must(templates.Clone())
+	t := template.Must(templates().Clone())
 	t.Funcs(template.FuncMap{"letterAnchor": func(id string) string { return anchors[id] }})
 	return t, letters
 }
