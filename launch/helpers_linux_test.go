@@ -133,7 +133,13 @@ func launchReq(t testing.TB, p *Profile, req Request) *session {
 	s.c.Timeout = 15 * time.Second
 	t.Cleanup(func() { s.close() })
 	if _, err := s.c.Initialize("2025-06-18", nil); err != nil {
-		t.Fatalf("initialize: %v\nevents:\n%s", err, events)
+		werr := srv.Wait()
+		var stderr string
+		select {
+		case stderr = <-s.stderr:
+		case <-time.After(5 * time.Second):
+		}
+		t.Fatalf("initialize: %v\nserver: %v\nstderr: %s\nevents:\n%s", err, werr, stderr, events)
 	}
 	return s
 }

@@ -19,6 +19,9 @@ var errNotLinux = errors.New("launch profiles run servers on Linux only: the ver
 // HelperMain refuses outside Linux.
 func HelperMain(args []string) int { return 125 }
 
+// SetHelper has no effect outside Linux: there is no sandbox helper.
+func SetHelper(path string) {}
+
 // Server is a launched server; outside Linux none is ever returned.
 type Server struct{}
 

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"fmt"
+	"github.com/mcpseal/mcpseal/internal/testbin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,5 +40,13 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "building the hostile server: %v\n%s", err, out)
 		return 1
 	}
+	// The helper is a plain build of mcpseal, as in production: under
+	// -race this test binary needs more memory than the sandbox allows.
+	helper, err := testbin.Mcpseal(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	SetHelper(helper)
 	return m.Run()
 }

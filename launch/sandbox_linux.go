@@ -11,12 +11,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// How mcpseal starts its helper: itself, with HelperCommand. Tests point
-// helperExe at the test binary, which runs HelperMain for HelperCommand.
+// How mcpseal starts its helper: itself, with HelperCommand.
 var (
 	helperExe  = "/proc/self/exe"
 	helperArgv = []string{"mcpseal", HelperCommand}
 )
+
+// SetHelper makes the mcpseal binary at path the sandbox helper instead of
+// this process's own executable. It exists for tests: a test binary built
+// with -race cannot be the helper, because the race detector needs more
+// memory than the limits the helper applies to itself before it executes
+// the server. mcpseal itself never calls it.
+func SetHelper(path string) { helperExe = path }
 
 // noNamespaces makes launches skip the namespaces, as on a system
 // without user namespaces. Tests set it.
