@@ -171,23 +171,29 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 	case methodInitialize, methodDiscover:
 		p.recheck = true
 	case methodToolsCall:
-		if s.cfg.Posture != pin.Monitor {
-			name, ok := unambiguousString(m.Params, "name")
-			if !ok {
-				// {"name":"a","Name":"b"}: a case-insensitive decoder on the
-				// server could call another tool than the one checked here.
-				s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: tools/call params have no single unambiguous name; not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
-				return
-			}
-			def, ok := s.verified[profile].Lookup(contract.Tools, name)
-			if !ok {
-				s.log.Warn("call to a tool outside the verified contract refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
-				d := s.errorData(ReasonUnknownTool)
-				d.Tool = contract.SafeName(name)
-				s.event(Event{Op: "call", Outcome: "refused", Code: ReasonUnknownTool, Kind: contract.Tools, Name: d.Tool})
-				s.toClient(jsonrpc.NewError(m.ID, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
-				return
-			}
+		name, ok := unambiguousString(m.Params, "name")
+		if !ok {
+			// {"name":"a","Name":"b"}: a case-insensitive decoder on the
+			// server could call another tool than the one checked here.
+			s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: tools/call params have no single unambiguous name; not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
+			return
+		}
+		def, ok := s.verified[profile].Lookup(contract.Tools, name)
+		switch {
+		case !ok && s.cfg.Posture == pin.Monitor:
+			// Monitor reports what guard would refuse and forwards it; the
+			// host's call decisions need a verified definition to judge.
+			s.log.Warn("call to a tool outside the verified contract (monitor posture: forwarded)", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
+		case !ok:
+			s.log.Warn("call to a tool outside the verified contract refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
+			d := s.errorData(ReasonUnknownTool)
+			d.Tool = contract.SafeName(name)
+			s.event(Event{Op: "call", Outcome: "refused", Code: ReasonUnknownTool, Kind: contract.Tools, Name: d.Tool})
+			s.toClient(jsonrpc.NewError(m.ID, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
+			return
+		default:
+			// The host's decisions (policy, schemas, confirmation) apply
+			// under every posture: monitor is about drift, not calls.
 			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: member(m.Params, "arguments"), ClientCapabilities: s.caps[profile]}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true

@@ -295,3 +295,27 @@ func TestRefuseBeforeConnectAnswersEveryRequest(t *testing.T) {
 		t.Errorf("server received %v", srv.received)
 	}
 }
+
+func TestMonitorPostureStillAppliesCallDecisions(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	store, err := pin.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newFakeServer(toolWeather)
+	h := &harness{t: t, server: srv, now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	h.s = gate.New(gate.Config{
+		Identity: pin.IdentityForName("test-server"), Posture: pin.Monitor, Pins: store, IDPrefix: "mcpseal-test",
+		Hooks: gate.Hooks{Call: func(gate.CallInfo) gate.Verdict {
+			return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: -32009, Reason: "denied"}}
+		}},
+	})
+	h.legacySession(initLegacy)
+	if code, _ := errorOf(t, h.client(callWeather)[0]); code != -32009 {
+		t.Errorf("monitor posture skipped the host's call decision: code %d", code)
+	}
+	if srv.received["tools/call"] != 0 {
+		t.Error("a denied call reached the server under monitor")
+	}
+}
