@@ -269,7 +269,13 @@ type proxy struct {
 func startProxy(t *testing.T, home string, runArgs []string, server ...string) *proxy {
 	t.Helper()
 	args := append(append([]string{"run"}, runArgs...), "--")
-	cmd := exec.Command(bin.mcpseal, append(args, server...)...)
+	return startMcpseal(t, home, append(args, server...)...)
+}
+
+// startMcpseal runs mcpseal with args and a testmcp client on its stdio.
+func startMcpseal(t *testing.T, home string, args ...string) *proxy {
+	t.Helper()
+	cmd := exec.Command(bin.mcpseal, args...)
 	cmd.Env = environ(t, home)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -10,9 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/mcpseal/mcpseal/internal/testmcp"
 )
 
 // The sandboxed launch, end to end: the real binary creates profiles,
@@ -65,39 +63,10 @@ func createProfile(t *testing.T, home, name string, flags []string, argv ...stri
 }
 
 // startExec runs `mcpseal run --profile NAME` with a testmcp client on
-// its stdio (what `mcpseal run --profile NAME` will be).
+// its stdio.
 func startExec(t *testing.T, home, name string) *proxy {
 	t.Helper()
-	cmd := exec.Command(bin.mcpseal, "run", "--profile", name)
-	cmd.Env = environ(t, home)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{t: t, cmd: cmd, stdin: stdin, stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		p.code = cmd.ProcessState.ExitCode()
-		close(p.done)
-	}()
-	p.Client = testmcp.NewClient(stdout, exitAwareWriter{p})
-	p.Client.Timeout = 15 * time.Second
-	t.Cleanup(func() {
-		p.Close()
-		if t.Failed() {
-			t.Logf("mcpseal stderr:\n%s", p.stderr.String())
-		}
-	})
-	return p
+	return startMcpseal(t, home, "run", "--profile", name)
 }
 
 const allEnforced = "mcpseal: enforced: filesystem, limits, namespaces, network, no-new-privs, processes, syscalls"
