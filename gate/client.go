@@ -33,8 +33,10 @@ type pendingRequest struct {
 	handshake bool
 	modern    bool
 	meta      *modernMeta // for a modern handshake
-	// clientCaps are the capability names of a legacy initialize.
-	clientCaps []string
+	// clientCaps and clientVersion are the capability names and the
+	// protocol version a legacy initialize declared.
+	clientCaps    []string
+	clientVersion string
 	// kind is set for list methods: the response is checked.
 	kind    contract.Kind
 	cursor  string
@@ -59,7 +61,13 @@ type modernMeta struct {
 	clientInfo      []byte // raw, may be nil
 }
 
-func (m *modernMeta) profile() string { return pin.ProfileKey(m.protocolVersion, m.capNames) }
+func (m *modernMeta) profile() string { return m.observation().Profile() }
+
+// observation is what a modern request says of its client; a modern
+// session runs on the version the request names.
+func (m *modernMeta) observation() pin.Observation {
+	return pin.Observation{ClientVersion: m.protocolVersion, Capabilities: m.capNames, Protocol: m.protocolVersion}
+}
 
 // FromClient takes one frame from the client.
 func (s *Session) FromClient(frame []byte) []Out {
@@ -109,7 +117,8 @@ func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
 	switch {
 	case m.Method == methodInitialize:
 		caps := capabilityNames(m.Params)
-		s.forwardRequest(m, frame, &pendingRequest{method: m.Method, handshake: true, clientCaps: caps})
+		version := paramString(m.Params, "protocolVersion")
+		s.forwardRequest(m, frame, &pendingRequest{method: m.Method, handshake: true, clientCaps: caps, clientVersion: version})
 		s.phase = phaseHandshake
 	case m.Method == methodDiscover:
 		s.forwardRequest(m, frame, &pendingRequest{method: m.Method, handshake: true, modern: true, meta: meta})

@@ -74,11 +74,12 @@ type memPins struct {
 	pins map[string]string
 }
 
-func (m *memPins) Observe(id pin.Identity, profile string, c *contract.Contract, posture pin.Posture, now time.Time) (pin.Result, error) {
+func (m *memPins) Observe(id pin.Identity, o pin.Observation, c *contract.Contract, posture pin.Posture, now time.Time) (pin.Result, error) {
 	if m.pins == nil {
 		m.pins = map[string]string{}
 	}
 	d := c.Digests().Contract
+	profile := o.Profile()
 	old, ok := m.pins[profile]
 	switch {
 	case !ok:

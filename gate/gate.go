@@ -77,7 +77,7 @@ type Out struct {
 
 // PinStore is what the gate needs of the pin store.
 type PinStore interface {
-	Observe(id pin.Identity, profile string, c *contract.Contract, posture pin.Posture, now time.Time) (pin.Result, error)
+	Observe(id pin.Identity, o pin.Observation, c *contract.Contract, posture pin.Posture, now time.Time) (pin.Result, error)
 }
 
 // DriftReport is handed to Config.OnDrift for the terminal.
@@ -194,6 +194,9 @@ type Session struct {
 	legacy        bool
 	legacyProfile string
 	legacyVersion string
+	// discoverRefused: the client's server/discover probe got an error
+	// and it fell back to initialize (a downgrade the pin store judges).
+	discoverRefused bool
 	// dropInitialized: the gate sent notifications/initialized itself, so
 	// the client's own copy is not forwarded again.
 	dropInitialized bool
@@ -203,6 +206,8 @@ type Session struct {
 
 	// caps are the client's capability names per profile.
 	caps map[string][]string
+	// obs is what each verified or verifying profile was observed as.
+	obs map[string]pin.Observation
 	// asks are the gate's own requests to the client (confirmations), by
 	// jsonrpc.IDKey, with the key of the held call they decide.
 	asks map[string]string
@@ -235,6 +240,7 @@ func New(cfg Config) *Session {
 		verified: make(map[string]*contract.Contract),
 		seqs:     newSequences(),
 		caps:     make(map[string][]string),
+		obs:      make(map[string]pin.Observation),
 		asks:     make(map[string]string),
 		holds:    make(map[string]time.Time),
 		timeouts: make(map[string]callTimeout),
@@ -430,7 +436,7 @@ func (s *Session) block(res pin.Result) {
 // observe checks c against the pin store and reports drift. It returns
 // whether traffic may flow.
 func (s *Session) observe(profile string, c *contract.Contract, midSession bool) bool {
-	res, err := s.cfg.Pins.Observe(s.cfg.Identity, profile, c, s.cfg.Posture, s.cfg.Now())
+	res, err := s.cfg.Pins.Observe(s.cfg.Identity, s.obs[profile], c, s.cfg.Posture, s.cfg.Now())
 	if err != nil {
 		s.closeHeld(err)
 		return false

@@ -72,6 +72,9 @@ func (s *Session) startRound(r *round) {
 	s.phase = phaseListing
 	s.round = r
 	r.deadline = s.cfg.Now().Add(s.cfg.Limits.VerifyTimeout)
+	if r.meta != nil {
+		s.obs[r.profile] = r.meta.observation()
+	}
 	if r.needDiscover {
 		s.sendOwn(methodDiscover, &ownRequest{discover: true}, s.ownParams(r, ""))
 		return
@@ -145,6 +148,9 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 		// A legacy server refusing a discover probe, or a refused
 		// initialize: pass the error on at once so the client can fall
 		// back, and wait for its next handshake.
+		if p.modern {
+			s.discoverRefused = true
+		}
 		s.phase = phaseIdle
 		s.toClient(frame)
 		return
@@ -161,13 +167,19 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 	if p.modern {
 		r.modern, r.meta, r.profile = true, p.meta, p.meta.profile()
 		s.caps[r.profile] = p.meta.capNames
+		s.obs[r.profile] = p.meta.observation()
 	} else {
+		// The profile is what the client declared; the version the server
+		// answered is pinned with it, never a key of its own (a server
+		// must not open a profile by answering another version).
 		version := paramString(m.Result, "protocolVersion")
+		o := pin.Observation{ClientVersion: p.clientVersion, Capabilities: p.clientCaps, Protocol: version, DiscoverRefused: s.discoverRefused}
 		s.legacy = true
 		s.legacyVersion = version
-		s.legacyProfile = pin.ProfileKey(version, p.clientCaps)
+		s.legacyProfile = o.Profile()
 		r.profile = s.legacyProfile
 		s.caps[r.profile] = p.clientCaps
+		s.obs[r.profile] = o
 		// The server may refuse listings until it is told the client is
 		// initialized; the gate says so itself and drops the client's copy.
 		s.toServer(jsonrpc.NewNotification(methodInitialized, nil))

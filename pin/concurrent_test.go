@@ -128,18 +128,18 @@ func TestConcurrentPinningWorker(t *testing.T) {
 	time.Sleep(time.Until(time.Unix(0, startNanos)))
 
 	for round := range workerRounds {
-		res, err := s.Observe(shared, profile, sharedContract, Guard, time.Now())
+		res, err := s.Observe(shared, obsOf(profile), sharedContract, Guard, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		fmt.Printf("shared-outcome: %s\n", res.Outcome)
 		switch round {
 		case 0:
-			if res, err := s.Observe(own, profileA, v1, Guard, time.Now()); err != nil || res.Outcome != FirstPin {
+			if res, err := s.Observe(own, obsOf(profileA), v1, Guard, time.Now()); err != nil || res.Outcome != FirstPin {
 				t.Fatalf("own first pin: %v, %v", res.Outcome, err)
 			}
 		case 2:
-			res, err := s.Observe(own, profileA, v2, Guard, time.Now())
+			res, err := s.Observe(own, obsOf(profileA), v2, Guard, time.Now())
 			if err != nil || res.Outcome != Drift {
 				t.Fatalf("own drift: %v, %v", res.Outcome, err)
 			}
@@ -154,7 +154,7 @@ func TestConcurrentPinningWorker(t *testing.T) {
 			if round > 2 {
 				want = v2
 			}
-			if res, err := s.Observe(own, profileA, want, Guard, time.Now()); err != nil || res.Outcome != Match {
+			if res, err := s.Observe(own, obsOf(profileA), want, Guard, time.Now()); err != nil || res.Outcome != Match {
 				t.Fatalf("own round %d: %v, %v", round, res.Outcome, err)
 			}
 		}

@@ -57,9 +57,18 @@ func openStore(t testing.TB) (*Store, string) {
 	return s, home
 }
 
+// obsOf is the observation of a client whose profile key is key.
+func obsOf(key string) Observation {
+	v, caps, ok := ParseProfileKey(key)
+	if !ok {
+		panic("obsOf: not a plain profile key: " + key)
+	}
+	return Observation{ClientVersion: v, Capabilities: caps}
+}
+
 func observe(t testing.TB, s *Store, id Identity, profile string, c *contract.Contract, posture Posture) Result {
 	t.Helper()
-	res, err := s.Observe(id, profile, c, posture, t0)
+	res, err := s.Observe(id, obsOf(profile), c, posture, t0)
 	if err != nil {
 		t.Fatalf("Observe: %v", err)
 	}
@@ -91,7 +100,7 @@ func holdsUnderEveryPosture(t testing.TB, s *Store, id Identity, c *contract.Con
 	t.Helper()
 	before := snapshot(t, s)
 	for _, p := range []Posture{Guard, Strict, Monitor} {
-		_, err := s.Observe(id, profileA, c, p, t0)
+		_, err := s.Observe(id, obsOf(profileA), c, p, t0)
 		wantTampered(t, err, id.ID)
 	}
 	if after := snapshot(t, s); !bytes.Equal(before, after) {

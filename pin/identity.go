@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -160,6 +161,52 @@ func ProfileKey(protocolVersion string, capabilityNames []string) string {
 		key = "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return key
+}
+
+// ParseProfileKey returns the protocol version and capability names a key
+// made by ProfileKey names; ok is false for a hashed key ("sha256:...") or
+// one ProfileKey cannot have made.
+func ParseProfileKey(key string) (version string, capabilityNames []string, ok bool) {
+	v, caps, found := strings.Cut(key, "|")
+	if !found || strings.HasPrefix(key, "sha256:") {
+		return "", nil, false
+	}
+	if version, ok = unescapeProfilePart(v); !ok {
+		return "", nil, false
+	}
+	if caps != "" {
+		for _, c := range strings.Split(caps, ",") {
+			name, ok := unescapeProfilePart(c)
+			if !ok {
+				return "", nil, false
+			}
+			capabilityNames = append(capabilityNames, name)
+		}
+	}
+	if ProfileKey(version, capabilityNames) != key {
+		return "", nil, false
+	}
+	return version, capabilityNames, true
+}
+
+func unescapeProfilePart(s string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		n, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", false
+		}
+		b.WriteByte(byte(n))
+		i += 2
+	}
+	return b.String(), true
 }
 
 func escapeProfilePart(s string) string {

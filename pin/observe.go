@@ -17,6 +17,29 @@ import (
 // that build keys of their own.
 const maxProfileLen = 1024
 
+// Observation is what one session saw of a server besides its contract:
+// which client asked (its profile, made only of what the client declared)
+// and how the server agreed to speak.
+type Observation struct {
+	// ClientVersion is the protocol version the client asked for: the
+	// params.protocolVersion of its initialize, or the protocol version of
+	// a 2026-07-28 request's _meta. Never the server's answer.
+	ClientVersion string
+	// Capabilities are the names of the capabilities the client declared.
+	Capabilities []string
+	// Protocol is the version the session runs on as the server agreed to
+	// it: a legacy initialize result's protocolVersion, or for 2026-07-28
+	// the version the request carried. Empty when not known.
+	Protocol string
+	// DiscoverRefused reports that the client probed server/discover in
+	// this session and the server refused it, so the client fell back to
+	// initialize.
+	DiscoverRefused bool
+}
+
+// Profile returns the key the observation's contract is pinned under.
+func (o Observation) Profile() string { return ProfileKey(o.ClientVersion, o.Capabilities) }
+
 // Observe compares c, seen from a client with the given profile (see
 // ProfileKey), with the pin of server id, and records the outcome, all
 // under the store's exclusive lock:
@@ -45,7 +68,8 @@ const maxProfileLen = 1024
 // A server that was pinned before and whose pin is now missing, unreadable,
 // malformed or inconsistent with the event chain gets an error wrapping
 // ErrTampered, whatever the posture: the store never re-pins silently.
-func (s *Store) Observe(id Identity, profile string, c *contract.Contract, posture Posture, now time.Time) (Result, error) {
+func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, posture Posture, now time.Time) (Result, error) {
+	profile := o.Profile()
 	switch {
 	case !isID(id.ID):
 		return Result{}, errors.New("pin: invalid server id")

@@ -163,7 +163,7 @@
 //
 //	st, _ := pin.Open(home)
 //	id := pin.IdentityForName("memory")
-//	res, err := st.Observe(id, pin.ProfileKey("2025-06-18", []string{"roots"}), c, pin.Guard, time.Now())
+//	res, err := st.Observe(id, pin.Observation{ClientVersion: "2025-06-18", Capabilities: []string{"roots"}}, c, pin.Guard, time.Now())
 //	switch {
 //	case errors.Is(err, pin.ErrTampered): // hold: the pin cannot be trusted
 //	case err != nil: // hold: the pin could not be read or written

@@ -24,7 +24,7 @@ func TestFirstPinThenMatch(t *testing.T) {
 	wantOutcome(t, res, FirstPin)
 	before := snapshot(t, s)
 	later := t0.Add(time.Hour)
-	res, err := s.Observe(id, profileA, c, Guard, later)
+	res, err := s.Observe(id, obsOf(profileA), c, Guard, later)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestDeletedEventsHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	holdsUnderEveryPosture(t, s, id, c)
-	_, err = s.Observe(IdentityForName("new"), profileA, c, Guard, t0)
+	_, err = s.Observe(IdentityForName("new"), obsOf(profileA), c, Guard, t0)
 	wantTampered(t, err, "")
 	if _, err := s.List(); !errors.Is(err, ErrTampered) {
 		t.Fatalf("List on a broken chain = %v", err)
@@ -492,7 +492,7 @@ func TestInterruptedCommitRecovers(t *testing.T) {
 	if err := os.WriteFile(path, committed, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Observe(id, profileA, c0, Guard, t0)
+	_, err = s.Observe(id, obsOf(profileA), c0, Guard, t0)
 	wantTampered(t, err, id.ID)
 	if err := os.WriteFile(path, last, 0o600); err != nil {
 		t.Fatal(err)

@@ -67,7 +67,7 @@ func openLock(e *env, f runLockFlags, name string) (*lockGate, error) {
 
 // Observe accepts every contract: the lock, not a pin, decides what the
 // client sees (Shape) and may call (Call).
-func (g *lockGate) Observe(id pin.Identity, profile string, c *contract.Contract, posture pin.Posture, now time.Time) (pin.Result, error) {
+func (g *lockGate) Observe(id pin.Identity, o pin.Observation, c *contract.Contract, posture pin.Posture, now time.Time) (pin.Result, error) {
 	return pin.Result{Outcome: pin.Match, Pinned: c}, nil
 }
 
