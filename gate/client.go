@@ -120,6 +120,9 @@ func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
 		version := paramString(m.Params, "protocolVersion")
 		s.forwardRequest(m, frame, &pendingRequest{method: m.Method, handshake: true, clientCaps: caps, clientVersion: version})
 		s.phase = phaseHandshake
+	case m.Method == methodDiscover && meta == nil:
+		// A discover names no client: there is no profile to verify.
+		s.refuseMissingVersion(m.ID)
 	case m.Method == methodDiscover:
 		s.forwardRequest(m, frame, &pendingRequest{method: m.Method, handshake: true, modern: true, meta: meta})
 		s.phase = phaseHandshake
@@ -161,7 +164,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		if meta == nil {
 			// A request with no protocol version in a modern session: it
 			// cannot be tied to a verified profile.
-			s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: request lacks _meta[\""+metaProtocolVersion+"\"]", marshalData(s.errorData(ReasonInvalidMessage))))
+			s.refuseMissingVersion(m.ID)
 			return
 		}
 		profile = meta.profile()
@@ -232,6 +235,10 @@ func (s *Session) admitRequest(m jsonrpc.Message) bool {
 		return false
 	}
 	return true
+}
+
+func (s *Session) refuseMissingVersion(id []byte) {
+	s.toClient(jsonrpc.NewError(id, -32602, "mcpseal: request lacks _meta[\""+metaProtocolVersion+"\"]", marshalData(s.errorData(ReasonInvalidMessage))))
 }
 
 func (s *Session) refuse(id []byte, reason, message string) {
