@@ -237,6 +237,18 @@ func FuzzMembers(f *testing.F) {
 			}
 		}
 
+		if err := CheckUnique(in); err != nil {
+			checkParseError(t, in, err)
+			if errors.Is(err, ErrInvalid) && !repeatsName(in) {
+				t.Fatalf("CheckUnique refused a value with no repeated name: %v", err)
+			}
+		} else {
+			checkAccepted(t, in)
+			if repeatsName(in) {
+				t.Fatal("CheckUnique accepted a value that repeats a member name")
+			}
+		}
+
 		s, err := DecodeString(in)
 		if err != nil {
 			checkParseError(t, in, err)
@@ -317,4 +329,50 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("got %s, want %s", show(got), show(want))
 		}
 	})
+}
+
+// repeatsName is the model for CheckUnique: whether an object anywhere in
+// the valid JSON value in repeats a member name, found with encoding/json's
+// token stream.
+func repeatsName(in []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(in))
+	var walk func() bool
+	walk = func() bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			dup := false
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return dup
+				}
+				name, _ := k.(string)
+				if seen[name] {
+					dup = true
+				}
+				seen[name] = true
+				if walk() {
+					dup = true
+				}
+			}
+			dec.Token()
+			return dup
+		case json.Delim('['):
+			dup := false
+			for dec.More() {
+				if walk() {
+					dup = true
+				}
+			}
+			dec.Token()
+			return dup
+		}
+		return false
+	}
+	return walk()
 }

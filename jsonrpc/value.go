@@ -281,3 +281,64 @@ func (s *nameSet) add(name []byte) bool {
 	s.big[string(name)] = struct{}{}
 	return true
 }
+
+// CheckUnique validates v, one JSON value, and checks that no object in
+// it, at any depth, repeats a member name (compared after decoding
+// escapes). Decoders keep the first or the last of repeated names, so a
+// value that repeats one can be read two ways; a gate that reads such a
+// value must refuse it rather than pick a reading.
+func CheckUnique(v []byte) error {
+	return checkUnique(v, maxDepth)
+}
+
+func checkUnique(v []byte, depth int) error {
+	i := skipSpace(v, 0)
+	if i >= len(v) {
+		return syntaxErr("unexpected end", i)
+	}
+	switch v[i] {
+	case '{':
+		if depth <= 0 {
+			return syntaxErr("nesting too deep", i)
+		}
+		ms, err := Members(v)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if isScalar(m.Value) {
+				continue
+			}
+			if err := checkUnique(m.Value, depth-1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case '[':
+		if depth <= 0 {
+			return syntaxErr("nesting too deep", i)
+		}
+		es, err := Elements(v)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if isScalar(e) {
+				continue
+			}
+			if err := checkUnique(e, depth-1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	end, err := skipValue(v, i, depth)
+	if err != nil {
+		return err
+	}
+	return endOfInput(v, end)
+}
+
+// isScalar reports whether a raw value that Members or Elements returned
+// (trimmed, already validated) is neither an object nor an array.
+func isScalar(v []byte) bool { return len(v) > 0 && v[0] != '{' && v[0] != '[' }

@@ -198,3 +198,26 @@ func hasControl(b []byte) bool {
 	}
 	return false
 }
+
+func TestCheckUniqueRefusesRepeatedNamesAtAnyDepth(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"a":1,"b":{"c":[{"d":1,"e":2}]}}`, true},
+		{`[1,"x",{"a":{}}]`, true},
+		{`"s"`, true},
+		{`{"a":1,"a":2}`, false},
+		{`{"a":1,"\u0061":2}`, false},
+		{`{"x":{"instructions":"a","instructions":"b"}}`, false},
+		{`[{"ok":1},{"k":1,"k":1}]`, false},
+		{`{"a":[[[{"z":1,"z":1}]]]}`, false},
+		{`{"a":1`, false},
+		{`{"a":1} x`, false},
+	} {
+		err := CheckUnique([]byte(tc.in))
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckUnique(%s) = %v, want ok=%v", tc.in, err, tc.ok)
+		}
+	}
+}
