@@ -111,7 +111,14 @@ func TestPolicyEndToEnd(t *testing.T) {
 	} else if code, _ := rpcCode(t, err); code != -32012 {
 		t.Errorf("declined: code %d", code)
 	}
+	// An accept of the form as shown (the box unticked) is not a yes.
 	answer = `{"action":"accept","content":{}}`
+	if _, err := p.CallTool("danger", map[string]any{}); err == nil {
+		t.Error("an accept without confirm: true went through")
+	} else if code, reason := rpcCode(t, err); code != -32012 || reason != "confirm-invalid" {
+		t.Errorf("accept without confirm: %d %s", code, reason)
+	}
+	answer = `{"action":"accept","content":{"confirm":true}}`
 	if _, err := p.CallTool("danger", map[string]any{}); err != nil {
 		t.Errorf("accepted call: %v", err)
 	}

@@ -1,12 +1,16 @@
 package gate
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/policy"
 )
 
 const methodElicit = "elicitation/create"
@@ -31,9 +35,10 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 			s.refuseHeld(key, p, r)
 			return
 		}
-		id := s.newOwnID()
+		id := s.newAskID()
 		s.asks[jsonrpc.IDKey(id)] = key
 		p.refusal = v.Refusal
+		p.answer = v.Answer
 		s.holds[key] = s.cfg.Now().Add(s.cfg.ConfirmTimeout)
 		s.event(Event{Op: "confirm", Outcome: "asked", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest})
 		s.toClient(jsonrpc.NewRequest(id, methodElicit, v.Elicitation))
@@ -100,9 +105,31 @@ func withExtra(m map[string]any, k string, v any) map[string]any {
 	return out
 }
 
+// newAskID returns the id of a request of the gate's own to the client:
+// 128 random bits, in a space of its own. The server never sees it, and
+// cannot guess it to have the client's answer to a request of its own taken
+// for the person's answer.
+func (s *Session) newAskID() []byte {
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(err) // crypto/rand never fails on supported platforms
+		}
+		id := strconv.AppendQuote(nil, askPrefix+hex.EncodeToString(b[:]))
+		key := jsonrpc.IDKey(id)
+		if _, taken := s.serverReqs[key]; !taken && s.asks[key] == "" {
+			return id
+		}
+	}
+}
+
+// askPrefix starts the ids of the gate's requests to the client.
+const askPrefix = "mcpseal-ask-"
+
 // confirmAnswer handles the client's answer to a confirmation request.
-// Only an explicit accept proceeds; decline, cancel, an error or anything
-// unreadable refuses.
+// The verdict's Answer (by default policy.ConfirmationAnswer: only
+// {"action":"accept","content":{"confirm":true}}) decides; an error
+// response is an answer that is not a yes.
 func (s *Session) confirmAnswer(askKey string, m jsonrpc.Message) {
 	key := s.asks[askKey]
 	delete(s.asks, askKey)
@@ -110,22 +137,29 @@ func (s *Session) confirmAnswer(askKey string, m jsonrpc.Message) {
 	if !ok || !p.held {
 		return
 	}
-	action := ""
-	if m.Result != nil {
-		action = paramString(m.Result, "action")
-	}
 	name := contract.SafeName(p.call.Tool.Name)
-	if action == "accept" {
+	var v Verdict
+	if p.answer != nil {
+		v = p.answer(m.Result)
+	} else if why := policy.ConfirmationAnswer(m.Result); why == "" {
+		v = Verdict{Kind: Allow}
+	} else {
+		v = Verdict{Kind: Refuse, Refusal: p.refusal}
+		v.Refusal.Extra = withExtra(v.Refusal.Extra, "why", why)
+	}
+	if v.Kind == Allow {
 		s.event(Event{Op: "confirm", Outcome: "accepted", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
 		s.release1(key, p)
+		if v.Timeout > 0 {
+			s.timeouts[key] = callTimeout{at: s.cfg.Now().Add(v.Timeout), refusal: v.TimeoutRefusal}
+		}
 		return
 	}
-	if action == "" {
-		action = "no-answer"
+	r := v.Refusal
+	if r.Code == 0 {
+		r = p.refusal
 	}
-	s.event(Event{Op: "confirm", Outcome: action, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
-	r := p.refusal
-	r.Extra = withExtra(r.Extra, "why", "confirmation-"+action)
+	s.event(Event{Op: "confirm", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
 	s.refuseHeld(key, p, r)
 }
 

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -15,6 +14,7 @@ const (
 	methodInitialized = "notifications/initialized"
 	methodDiscover    = "server/discover"
 	methodToolsCall   = "tools/call"
+	methodCancelled   = "notifications/cancelled"
 )
 
 // Keys of a 2026-07-28 request's params._meta.
@@ -51,6 +51,7 @@ type pendingRequest struct {
 	held    bool
 	frame   []byte
 	refusal Refusal
+	answer  func([]byte) Verdict // judges a confirmation's answer
 }
 
 // modernMeta is what a 2026-07-28 request says about its client.
@@ -113,11 +114,18 @@ func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
 	if !s.admitRequest(m) {
 		return
 	}
-	meta := parseModernMeta(m.Params)
+	meta, err := parseModernMeta(m.Params)
+	if err != nil {
+		s.refuseUnreadable(m.ID)
+		return
+	}
 	switch {
 	case m.Method == methodInitialize:
-		caps := capabilityNames(m.Params)
-		version := paramString(m.Params, "protocolVersion")
+		version, caps, err := initializeFacts(m.Params)
+		if err != nil {
+			s.refuseUnreadable(m.ID)
+			return
+		}
 		s.forwardRequest(m, frame, &pendingRequest{method: m.Method, handshake: true, clientCaps: caps, clientVersion: version})
 		s.phase = phaseHandshake
 	case m.Method == methodDiscover && meta == nil:
@@ -146,12 +154,20 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		s.toServer(frame)
 		return
 	case jsonrpc.Response:
-		if key := jsonrpc.IDKey(m.ID); s.asks[key] != "" {
+		// Answers are routed by whose request they answer: the gate's
+		// own (a confirmation), or one the server sent (sampling, roots,
+		// elicitation). The two id spaces never overlap (serverRequest).
+		key := jsonrpc.IDKey(m.ID)
+		if s.asks[key] != "" {
 			s.confirmAnswer(key, m)
 			return
 		}
-		// An answer to a server request (sampling, roots, elicitation).
-		s.toServer(frame)
+		if _, ok := s.serverReqs[key]; ok {
+			delete(s.serverReqs, key)
+			s.toServer(frame)
+			return
+		}
+		s.log.Warn("client response to no request the server made: not forwarded", "server", s.cfg.Identity.ID)
 		return
 	}
 	if !s.admitRequest(m) {
@@ -160,7 +176,11 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 	profile := s.legacyProfile
 	var meta *modernMeta
 	if !s.legacy {
-		meta = parseModernMeta(m.Params)
+		var err error
+		if meta, err = parseModernMeta(m.Params); err != nil {
+			s.refuseUnreadable(m.ID)
+			return
+		}
 		if meta == nil {
 			// A request with no protocol version in a modern session: it
 			// cannot be tied to a verified profile.
@@ -177,17 +197,23 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 	p := &pendingRequest{method: m.Method, profile: profile}
 	if kind, ok := contract.KindForListMethod(m.Method); ok {
 		p.kind = kind
-		p.cursor = paramString(m.Params, "cursor")
+		var err error
+		if p.cursor, err = paramString(m.Params, "cursor"); err != nil {
+			s.refuseUnreadable(m.ID)
+			return
+		}
 	}
 	switch m.Method {
 	case methodInitialize, methodDiscover:
 		p.recheck = true
 	case methodToolsCall:
-		name, ok := unambiguousString(m.Params, "name")
-		if !ok {
+		name, ok, err := lookupString(m.Params, "name", false)
+		args, _, aerr := lookup(m.Params, "arguments")
+		if err != nil || aerr != nil || !ok {
 			// {"name":"a","Name":"b"}: a case-insensitive decoder on the
-			// server could call another tool than the one checked here.
-			s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: tools/call params have no single unambiguous name; not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
+			// server could call another tool than the one checked here;
+			// two "arguments" could be validated as one and run as the other.
+			s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: tools/call params have no single unambiguous name and arguments; not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
 			return
 		}
 		def, ok := s.verified[profile].Lookup(contract.Tools, name)
@@ -206,7 +232,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		default:
 			// The host's decisions (policy, schemas, confirmation) apply
 			// under every posture: monitor is about drift, not calls.
-			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: member(m.Params, "arguments"), ClientCapabilities: s.caps[profile]}
+			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: args, ClientCapabilities: s.caps[profile]}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true
 				s.pending[jsonrpc.IDKey(m.ID)] = p
@@ -235,6 +261,13 @@ func (s *Session) admitRequest(m jsonrpc.Message) bool {
 		return false
 	}
 	return true
+}
+
+// refuseUnreadable answers a request whose params the gate must read and
+// cannot read unambiguously (a repeated member, a case variant of one, a
+// wrong type).
+func (s *Session) refuseUnreadable(id []byte) {
+	s.toClient(jsonrpc.NewError(id, -32602, "mcpseal: request params are not readable unambiguously (a repeated or case-variant member, or a wrong type); not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
 }
 
 func (s *Session) refuseMissingVersion(id []byte) {
@@ -273,7 +306,7 @@ func (s *Session) release(result []byte) {
 		s.toClient(result)
 	}
 	for _, f := range s.held {
-		s.toClient(f)
+		s.serverMessage(f)
 	}
 	s.held, s.heldBytes = nil, 0
 	queue := s.queue
@@ -291,108 +324,63 @@ func (s *Session) release(result []byte) {
 	}
 }
 
-// parseModernMeta reads the 2026-07-28 client facts from params._meta,
-// or returns nil when the request carries no protocol version.
-func parseModernMeta(params []byte) *modernMeta {
+// parseModernMeta reads the 2026-07-28 client facts from params._meta. It
+// returns nil when the request carries no protocol version, and an error
+// when params, _meta or the facts in it cannot be read unambiguously.
+func parseModernMeta(params []byte) (*modernMeta, error) {
 	if params == nil {
-		return nil
+		return nil, nil
 	}
-	metaRaw := member(params, "_meta")
-	if metaRaw == nil {
-		return nil
+	metaRaw, ok, err := lookupObject(params, "_meta")
+	if err != nil || !ok {
+		return nil, err
 	}
-	pvRaw := member(metaRaw, metaProtocolVersion)
-	if pvRaw == nil {
-		return nil
-	}
-	pv, err := jsonrpc.DecodeString(pvRaw)
-	if err != nil {
-		return nil
+	pv, ok, err := lookupString(metaRaw, metaProtocolVersion, false)
+	if err != nil || !ok {
+		return nil, err
 	}
 	mm := &modernMeta{protocolVersion: pv}
-	if caps := member(metaRaw, metaClientCapabilities); caps != nil {
+	caps, ok, err := lookupObject(metaRaw, metaClientCapabilities)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if mm.capNames, err = memberNames(caps); err != nil {
+			return nil, err
+		}
 		mm.capabilities = caps
-		mm.capNames = objectKeys(caps)
 	}
-	mm.clientInfo = member(metaRaw, metaClientInfo)
-	return mm
+	if mm.clientInfo, _, err = lookupObject(metaRaw, metaClientInfo); err != nil {
+		return nil, err
+	}
+	return mm, nil
 }
 
-// capabilityNames returns the names of params.capabilities.
-func capabilityNames(params []byte) []string {
+// initializeFacts reads what a legacy initialize declares: the protocol
+// version asked for and the names of params.capabilities.
+func initializeFacts(params []byte) (version string, caps []string, err error) {
 	if params == nil {
-		return nil
+		return "", nil, nil
 	}
-	return objectKeys(member(params, "capabilities"))
+	if version, _, err = lookupString(params, "protocolVersion", false); err != nil {
+		return "", nil, err
+	}
+	raw, ok, err := lookupObject(params, "capabilities")
+	if err != nil || !ok {
+		return version, nil, err
+	}
+	caps, err = memberNames(raw)
+	return version, caps, err
 }
 
-// member returns the raw value of key in a JSON object, or nil.
-func member(obj []byte, key string) []byte {
-	if obj == nil {
-		return nil
+// paramString returns the string member key of params ("" when absent or
+// null); err when it is there but not readable as a string.
+func paramString(params []byte, key string) (string, error) {
+	if params == nil {
+		return "", nil
 	}
-	ms, err := jsonrpc.Members(obj)
-	if err != nil {
-		return nil
-	}
-	for _, m := range ms {
-		if m.Key == key {
-			return m.Value
-		}
-	}
-	return nil
-}
-
-func objectKeys(obj []byte) []string {
-	if obj == nil {
-		return nil
-	}
-	ms, err := jsonrpc.Members(obj)
-	if err != nil {
-		return nil
-	}
-	keys := make([]string, len(ms))
-	for i, m := range ms {
-		keys[i] = m.Key
-	}
-	return keys
-}
-
-// unambiguousString returns the string member key of obj; ok is false
-// when it is missing, not a string, or another member's name equals key
-// up to case.
-func unambiguousString(obj []byte, key string) (string, bool) {
-	ms, err := jsonrpc.Members(obj)
-	if err != nil {
-		return "", false
-	}
-	var raw []byte
-	for _, m := range ms {
-		switch {
-		case m.Key == key:
-			raw = m.Value
-		case strings.EqualFold(m.Key, key):
-			return "", false
-		}
-	}
-	if raw == nil {
-		return "", false
-	}
-	v, err := jsonrpc.DecodeString(raw)
-	return v, err == nil
-}
-
-// paramString returns the string member key of params, or "".
-func paramString(params []byte, key string) string {
-	raw := member(params, key)
-	if raw == nil {
-		return ""
-	}
-	v, err := jsonrpc.DecodeString(raw)
-	if err != nil {
-		return ""
-	}
-	return v
+	v, _, err := lookupString(params, key, true)
+	return v, err
 }
 
 // batchVersion is the only protocol version that allows JSON-RPC batches.

@@ -53,6 +53,9 @@ const (
 	ReasonUnknownTool       = "unknown-tool"
 	ReasonInvalidMessage    = "invalid-message"
 	ReasonWithheld          = "withheld"
+	// ReasonUnreadable: a result the gate must read repeats a member name,
+	// has member names equal up to case, or a member of the wrong type.
+	ReasonUnreadable = "unreadable"
 )
 
 // ServerRef names the server in error data: an ID and a safe label, never

@@ -211,6 +211,10 @@ type Session struct {
 	// asks are the gate's own requests to the client (confirmations), by
 	// jsonrpc.IDKey, with the key of the held call they decide.
 	asks map[string]string
+	// serverReqs are the server's requests delivered to the client and not
+	// yet answered, by jsonrpc.IDKey: a client response goes to the server
+	// only when it answers one of them.
+	serverReqs map[string]struct{}
 	// deadlines of held calls, by the held call's key.
 	holds map[string]time.Time
 	// deadlines of forwarded calls, by the call's key.
@@ -233,17 +237,18 @@ func New(cfg Config) *Session {
 		cfg.ConfirmTimeout = 2 * time.Minute
 	}
 	return &Session{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		pending:  make(map[string]*pendingRequest),
-		own:      make(map[string]*ownRequest),
-		verified: make(map[string]*contract.Contract),
-		seqs:     newSequences(),
-		caps:     make(map[string][]string),
-		obs:      make(map[string]pin.Observation),
-		asks:     make(map[string]string),
-		holds:    make(map[string]time.Time),
-		timeouts: make(map[string]callTimeout),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		pending:    make(map[string]*pendingRequest),
+		own:        make(map[string]*ownRequest),
+		verified:   make(map[string]*contract.Contract),
+		seqs:       newSequences(),
+		caps:       make(map[string][]string),
+		obs:        make(map[string]pin.Observation),
+		asks:       make(map[string]string),
+		serverReqs: make(map[string]struct{}),
+		holds:      make(map[string]time.Time),
+		timeouts:   make(map[string]callTimeout),
 	}
 }
 
@@ -398,6 +403,7 @@ func (s *Session) close(c *closure) {
 	clear(s.pending)
 	clear(s.own)
 	clear(s.asks)
+	clear(s.serverReqs)
 	clear(s.holds)
 	clear(s.timeouts)
 	for _, frame := range s.queue {

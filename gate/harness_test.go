@@ -29,6 +29,9 @@ type fakeServer struct {
 	manual map[string]bool
 	// pendingManual collects them.
 	pendingManual []jsonrpc.Message
+	// rawResults, by method, replace the result the server answers with:
+	// bytes exactly as written, so a test can repeat keys.
+	rawResults map[string]string
 }
 
 func newFakeServer(tools ...string) *fakeServer {
@@ -56,6 +59,9 @@ func (f *fakeServer) handle(t *testing.T, frame []byte) [][]byte {
 	if f.manual[m.Method] {
 		f.pendingManual = append(f.pendingManual, m)
 		return nil
+	}
+	if raw, ok := f.rawResults[m.Method]; ok {
+		return [][]byte{jsonrpc.NewResult(m.ID, []byte(raw))}
 	}
 	switch m.Method {
 	case "initialize":

@@ -77,6 +77,12 @@ type Verdict struct {
 	// Elicitation is the params object of the elicitation/create request
 	// sent to the client for Confirm.
 	Elicitation []byte
+	// Answer, for Confirm, judges the client's answer: the raw result of
+	// its response, nil for an error response. Allow forwards the call;
+	// any other verdict refuses it with its Refusal (or, with a zero
+	// Refusal, the verdict's own). Without Answer only an explicit yes
+	// proceeds (policy.ConfirmationAnswer).
+	Answer func(result []byte) Verdict
 	// Work computes the verdict for Later; it may block (bounded).
 	Work func() Verdict
 	// Timeout, for an allowed call, bounds the wait for its result: when

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -96,16 +97,21 @@ func (s *Session) startListings(r *round, caps []byte, unknown bool) {
 	s.maybeFinish()
 }
 
-// offers reports whether server capabilities offer listings of kind k.
+// offers reports whether server capabilities (an object readHandshake
+// accepted, or nil) offer listings of kind k.
 func offers(caps []byte, k contract.Kind) bool {
+	if caps == nil {
+		return false
+	}
+	name := "resources"
 	switch k {
 	case contract.Tools:
-		return member(caps, "tools") != nil
+		name = "tools"
 	case contract.Prompts:
-		return member(caps, "prompts") != nil
-	default:
-		return member(caps, "resources") != nil
+		name = "prompts"
 	}
+	_, ok, err := lookup(caps, name)
+	return ok || err != nil // unreadable offers: list it (readHandshake refused that already)
 }
 
 func (s *Session) ownParams(r *round, cursor string) []byte {
@@ -155,15 +161,15 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 		s.toClient(frame)
 		return
 	}
-	instr, ok := instructionsOf(m.Result)
-	if !ok {
+	hs, err := readHandshake(m.Result, !p.modern)
+	if err != nil {
 		s.phase = phaseIdle
 		s.pending[jsonrpc.IDKey(p.id)] = p // so that close answers it
-		s.closeUnverified(ReasonInvalidDefinition, "mcpseal: server "+s.cfg.Identity.Label+" sent instructions that are not a string")
+		s.closeUnreadableHandshake()
 		return
 	}
-	caps := member(m.Result, "capabilities")
-	r := &round{result: frame, handshakeID: p.id, instructions: instr}
+	caps := hs.capabilities
+	r := &round{result: frame, handshakeID: p.id, instructions: hs.instructions}
 	if p.modern {
 		r.modern, r.meta, r.profile = true, p.meta, p.meta.profile()
 		s.caps[r.profile] = p.meta.capNames
@@ -172,7 +178,7 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 		// The profile is what the client declared; the version the server
 		// answered is pinned with it, never a key of its own (a server
 		// must not open a profile by answering another version).
-		version := paramString(m.Result, "protocolVersion")
+		version := hs.protocolVersion
 		o := pin.Observation{ClientVersion: p.clientVersion, Capabilities: p.clientCaps, Protocol: version, DiscoverRefused: s.discoverRefused}
 		s.legacy = true
 		s.legacyVersion = version
@@ -191,18 +197,50 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 	s.startListings(r, caps, false)
 }
 
-// instructionsOf returns result.instructions; ok is false when present
-// but not a string.
-func instructionsOf(result []byte) (*string, bool) {
-	raw := member(result, "instructions")
-	if raw == nil || string(raw) == "null" {
-		return nil, true
+// handshake is what the gate reads of an initialize or server/discover
+// result.
+type handshake struct {
+	instructions    *string
+	capabilities    []byte // an object, or nil when absent
+	protocolVersion string // legacy only
+}
+
+// readHandshake reads a handshake result. Anything in it that the gate or
+// the client reads and that cannot be read one way only — a repeated
+// member name at any depth, top-level or capability names equal up to
+// case, instructions that are not a string, capabilities that are not an
+// object, a legacy result without a string protocolVersion — is an error:
+// the session is closed rather than the member read as absent.
+func readHandshake(result []byte, legacy bool) (handshake, error) {
+	var hs handshake
+	if err := checkServerResult(result); err != nil {
+		return hs, err
 	}
-	v, err := jsonrpc.DecodeString(raw)
+	instr, ok, err := lookupString(result, "instructions", true)
 	if err != nil {
-		return nil, false
+		return hs, err
 	}
-	return &v, true
+	if ok {
+		hs.instructions = &instr
+	}
+	if hs.capabilities, _, err = lookupObject(result, "capabilities"); err != nil {
+		return hs, err
+	}
+	if hs.capabilities != nil {
+		if _, err := memberNames(hs.capabilities); err != nil {
+			return hs, err
+		}
+	}
+	if legacy {
+		if hs.protocolVersion, ok, err = lookupString(result, "protocolVersion", false); err != nil || !ok {
+			return hs, errUnreadable
+		}
+	}
+	return hs, nil
+}
+
+func (s *Session) closeUnreadableHandshake() {
+	s.closeUnverified(ReasonUnreadable, "mcpseal: server "+s.cfg.Identity.Label+" sent a handshake result that cannot be read unambiguously (a repeated or case-variant member, or a wrong type)")
 }
 
 // ownResponse handles the answer to one of the gate's own requests.
@@ -219,13 +257,13 @@ func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
 			s.startListings(r, nil, true)
 			return
 		}
-		instr, ok := instructionsOf(m.Result)
-		if !ok {
-			s.closeUnverified(ReasonInvalidDefinition, "mcpseal: server "+s.cfg.Identity.Label+" sent instructions that are not a string")
+		hs, err := readHandshake(m.Result, false)
+		if err != nil {
+			s.closeUnreadableHandshake()
 			return
 		}
-		r.instructions = instr
-		s.startListings(r, member(m.Result, "capabilities"), false)
+		r.instructions = hs.instructions
+		s.startListings(r, hs.capabilities, false)
 		return
 	}
 	l := r.listings[o.kind]
@@ -244,7 +282,7 @@ func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
 	}
 	items, next, err := listPage(m.Result, o.kind)
 	if err != nil {
-		s.closeUnverified(ReasonListingFailed, fmt.Sprintf("mcpseal: server %s sent a malformed %s listing", s.cfg.Identity.Label, o.kind))
+		s.closeMalformedListing(o.kind, err)
 		return
 	}
 	l.pages++
@@ -271,34 +309,46 @@ func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
 	s.sendOwn(o.kind.ListMethod(), &ownRequest{kind: o.kind}, s.ownParams(r, next))
 }
 
-// listPage splits a list result into its definitions and next cursor.
+// listPage splits a list result into its definitions and next cursor. A
+// result that cannot be read one way only (see checkServerResult), or
+// whose definitions are not an array or cursor not a string, is an error.
 func listPage(result []byte, k contract.Kind) (items [][]byte, next string, err error) {
-	ms, err := jsonrpc.Members(result)
+	// The definitions themselves are checked one by one by
+	// contract.NewDefinition, which names the one at fault.
+	if err := checkServerResult(result, k.ResultMember()); err != nil {
+		return nil, "", err
+	}
+	arr, ok, err := lookup(result, k.ResultMember())
 	if err != nil {
 		return nil, "", err
 	}
-	var arr []byte
-	for _, m := range ms {
-		switch m.Key {
-		case k.ResultMember():
-			arr = m.Value
-		case "nextCursor":
-			if string(m.Value) != "null" {
-				if next, err = jsonrpc.DecodeString(m.Value); err != nil {
-					return nil, "", err
-				}
-			}
-		}
-	}
-	if arr == nil {
+	if !ok {
 		return nil, "", fmt.Errorf("no %s member", k)
+	}
+	if next, _, err = lookupString(result, "nextCursor", true); err != nil {
+		return nil, "", err
 	}
 	items, err = jsonrpc.Elements(arr)
 	return items, next, err
 }
 
+// closeMalformedListing closes the session for a listing page listPage
+// refused: unreadable when it can be read more than one way.
+func (s *Session) closeMalformedListing(k contract.Kind, err error) {
+	reason := ReasonListingFailed
+	if errors.Is(err, errUnreadable) {
+		reason = ReasonUnreadable
+	}
+	s.closeUnverified(reason, fmt.Sprintf("mcpseal: server %s sent a malformed %s listing", s.cfg.Identity.Label, k))
+}
+
+// errorCode returns the code of a JSON-RPC error object, or 0 when it has
+// none that can be read one way only.
 func errorCode(raw []byte) int {
-	c := member(raw, "code")
+	c, ok, err := lookup(raw, "code")
+	if err != nil || !ok {
+		return 0
+	}
 	n, err := strconv.Atoi(string(c))
 	if err != nil {
 		return 0

@@ -1,6 +1,9 @@
 package gate
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 )
@@ -41,10 +44,57 @@ func (s *Session) fromServer(frame []byte) {
 	}
 	// A server request (sampling, roots, elicitation, ping) or notification.
 	if s.phase == phaseOpen {
-		s.toClient(frame)
+		s.serverMessage(frame)
 		return
 	}
 	s.hold(frame)
+}
+
+// serverMessage delivers a server request or notification to the client.
+// A request whose id is in the gate's own id space (any string id starting
+// "mcpseal-": the gate's requests to either side), or repeats the id of one
+// still unanswered, is refused: the client's answer to it could otherwise
+// be taken for the answer to the gate's own request — a person's
+// confirmation — or reach the wrong request.
+func (s *Session) serverMessage(frame []byte) {
+	m, err := jsonrpc.Peek(frame)
+	if err != nil {
+		return // held frames were peeked when they came
+	}
+	if m.Kind != jsonrpc.Request {
+		if m.Method == methodCancelled {
+			// The server gave up a request: the client will not answer it.
+			if id, ok, err := lookup(m.Params, "requestId"); err == nil && ok {
+				delete(s.serverReqs, jsonrpc.IDKey(id))
+			}
+		}
+		s.toClient(frame)
+		return
+	}
+	key := jsonrpc.IDKey(m.ID)
+	_, dup := s.serverReqs[key]
+	switch {
+	case dup || s.asks[key] != "" || s.inGateIDSpace(m.ID):
+		s.log.Warn("server request with an id in the gate's own id space or already in flight: refused", "server", s.cfg.Identity.ID, "method", contract.SafeName(m.Method))
+		s.toServer(jsonrpc.NewError(m.ID, CodeRefused, "mcpseal: request id collides with the gate's own requests or one in flight; not forwarded", marshalData(s.errorData(ReasonIDCollision))))
+	case len(s.serverReqs) >= s.cfg.Limits.MaxPending:
+		s.toServer(jsonrpc.NewError(m.ID, CodeRefused, "mcpseal: too many server requests in flight; not forwarded", marshalData(s.errorData(ReasonQueueFull))))
+	default:
+		s.serverReqs[key] = struct{}{}
+		s.toClient(frame)
+	}
+}
+
+// gateIDSpace starts every id the gate gives its own requests (IDPrefix
+// from NewIDPrefix, askPrefix).
+const gateIDSpace = "mcpseal-"
+
+func (s *Session) inGateIDSpace(id []byte) bool {
+	if len(id) == 0 || id[0] != '"' {
+		return false
+	}
+	v, err := jsonrpc.DecodeString(id)
+	return err != nil || strings.HasPrefix(v, gateIDSpace) || s.cfg.IDPrefix != "" && strings.HasPrefix(v, s.cfg.IDPrefix)
 }
 
 func (s *Session) hold(frame []byte) {
@@ -92,12 +142,13 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 // server/discover against the verified contract.
 func (s *Session) recheckHandshake(p *pendingRequest, m jsonrpc.Message, frame []byte) {
 	base := s.verified[p.profile]
-	instr, ok := instructionsOf(m.Result)
-	if !ok {
+	hs, err := readHandshake(m.Result, p.method == methodInitialize)
+	if err != nil {
 		s.pending[jsonrpc.IDKey(p.id)] = p
-		s.closeUnverified(ReasonInvalidDefinition, "mcpseal: server "+s.cfg.Identity.Label+" sent instructions that are not a string")
+		s.closeUnreadableHandshake()
 		return
 	}
+	instr := hs.instructions
 	if base == nil || !equalInstructions(base.Instructions, instr) {
 		observed := overlay(base, nil, nil)
 		observed.Instructions = instr
@@ -120,9 +171,12 @@ func equalInstructions(a, b *string) bool {
 func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byte) {
 	base := s.verified[p.profile]
 	items, next, err := listPage(m.Result, p.kind)
-	if err != nil || base == nil {
+	if err == nil && base == nil {
+		err = errors.New("no verified contract for the profile")
+	}
+	if err != nil {
 		s.pending[jsonrpc.IDKey(p.id)] = p
-		s.closeUnverified(ReasonListingFailed, "mcpseal: server "+s.cfg.Identity.Label+" sent a malformed "+string(p.kind)+" listing")
+		s.closeMalformedListing(p.kind, err)
 		return
 	}
 	var page []contract.Definition

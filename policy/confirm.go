@@ -105,7 +105,7 @@ func (ss *Session) ConfirmationParams(v Verdict) []byte {
 // result member) into the stage's outcome: Allow with CodeConfirmAccepted
 // on an explicit yes, else a KindConfirm refusal.
 func (ss *Session) Confirmed(v Verdict, result []byte) Verdict {
-	reason := confirmationAnswer(result)
+	reason := ConfirmationAnswer(result)
 	if reason == "" {
 		v.Decision, v.Code, v.Refusal = Allow, CodeConfirmAccepted, nil
 		return v
@@ -113,8 +113,12 @@ func (ss *Session) Confirmed(v Verdict, result []byte) Verdict {
 	return ss.NotConfirmed(v, reason)
 }
 
-// confirmationAnswer returns "" for an explicit yes, else the reason.
-func confirmationAnswer(result []byte) string {
+// ConfirmationAnswer returns "" for an explicit yes — exactly
+// {"action": "accept", "content": {"confirm": true}}, read one way only —
+// else the reason the answer is not one (ReasonConfirmDeclined,
+// ReasonConfirmCancelled, ReasonConfirmInvalid). A nil result (an error
+// response) is ReasonConfirmInvalid.
+func ConfirmationAnswer(result []byte) string {
 	if len(result) > maxElicitationResult {
 		return ReasonConfirmInvalid
 	}

@@ -122,7 +122,7 @@ func FuzzConfirmationAnswer(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if confirmationAnswer(data) != "" {
+		if ConfirmationAnswer(data) != "" {
 			return
 		}
 		var m struct {

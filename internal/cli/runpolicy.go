@@ -133,8 +133,21 @@ func (pg *policyGate) callVerdict(ci gate.CallInfo, v policy.Verdict) gate.Verdi
 		if declined.Refusal != nil {
 			r = toGateRefusal(declined.Refusal)
 		}
-		return gate.Verdict{Kind: gate.Confirm, Elicitation: ss.ConfirmationParams(v), Refusal: r}
+		allow := pg.allowVerdict(ci)
+		answer := func(result []byte) gate.Verdict {
+			if out := ss.Confirmed(v, result); out.Refusal != nil {
+				return refuse(out.Refusal)
+			}
+			return allow
+		}
+		return gate.Verdict{Kind: gate.Confirm, Elicitation: ss.ConfirmationParams(v), Refusal: r, Answer: answer}
 	}
+	return pg.allowVerdict(ci)
+}
+
+// allowVerdict lets a call through with the host's bound on its result.
+func (pg *policyGate) allowVerdict(ci gate.CallInfo) gate.Verdict {
+	ss := pg.ss
 	return gate.Verdict{Kind: gate.Allow, Timeout: ss.Tool(ci.Tool.Name).Limits.CallTimeout, TimeoutRefusal: toGateRefusal(ss.CallTimeoutRefusal(ci.Tool))}
 }
 

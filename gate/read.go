@@ -1,0 +1,165 @@
+package gate
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+// This file holds the gate's only way of reading members of data another
+// side controls: handshake results, listing pages, capabilities, _meta,
+// call params, confirmation answers. Each lookup tells absent from
+// unreadable. Unreadable — a repeated member name, a member whose name
+// equals the one read up to case, a wrong type — is never read as absent:
+// two parsers could read such bytes as two different messages, and the
+// gate must not check one while the peer acts on the other.
+
+// errUnreadable says that data the gate must read cannot be read
+// unambiguously. Its text is fixed: it never quotes the data.
+var errUnreadable = errors.New("not readable unambiguously")
+
+// lookup returns the raw value of member key of the object obj. present is
+// false when obj has no such member. err is set when obj is not an object,
+// repeats a member name, or has another member whose name equals key up to
+// case (Go's encoding/json and other case-insensitive decoders would bind
+// it to the same field).
+func lookup(obj []byte, key string) (value []byte, present bool, err error) {
+	ms, err := jsonrpc.Members(obj)
+	if err != nil {
+		return nil, false, errUnreadable
+	}
+	for _, m := range ms {
+		switch {
+		case m.Key == key:
+			value, present = m.Value, true
+		case strings.EqualFold(m.Key, key):
+			return nil, false, errUnreadable
+		}
+	}
+	return value, present, nil
+}
+
+// lookupString returns member key of obj as a string; a member that is
+// present but not a string is unreadable. With nullAbsent, null counts as
+// absent (optional members that clients read as "none").
+func lookupString(obj []byte, key string, nullAbsent bool) (s string, present bool, err error) {
+	raw, present, err := lookup(obj, key)
+	if err != nil || !present {
+		return "", false, err
+	}
+	if nullAbsent && string(raw) == "null" {
+		return "", false, nil
+	}
+	s, err = jsonrpc.DecodeString(raw)
+	if err != nil || !utf8.ValidString(s) {
+		return "", false, errUnreadable
+	}
+	return s, true, nil
+}
+
+// lookupObject returns member key of obj, which must be an object when
+// present.
+func lookupObject(obj []byte, key string) (raw []byte, present bool, err error) {
+	raw, present, err = lookup(obj, key)
+	if err != nil || !present {
+		return nil, false, err
+	}
+	if raw[0] != '{' {
+		return nil, false, errUnreadable
+	}
+	return raw, true, nil
+}
+
+// memberNames returns the member names of obj, refusing one that repeats
+// a name or has two names equal up to case.
+func memberNames(obj []byte) ([]string, error) {
+	ms, err := jsonrpc.Members(obj)
+	if err != nil {
+		return nil, errUnreadable
+	}
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Key
+	}
+	if foldCollision(names) {
+		return nil, errUnreadable
+	}
+	return names, nil
+}
+
+// checkServerResult refuses a result the gate reads (a handshake result,
+// a listing page) unless it is an object in which no object at any depth
+// repeats a member name and no two top-level names are equal up to case.
+// The values of the members named in skip are left to their own check.
+// The frame it came in was validated by jsonrpc.Peek (UTF-8, nesting).
+func checkServerResult(result []byte, skip ...string) error {
+	ms, err := jsonrpc.Members(result)
+	if err != nil {
+		return errUnreadable
+	}
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Key
+		if slices.Contains(skip, m.Key) {
+			continue
+		}
+		if err := jsonrpc.CheckUnique(m.Value); err != nil {
+			return errUnreadable
+		}
+	}
+	if foldCollision(names) {
+		return errUnreadable
+	}
+	return nil
+}
+
+// foldCollision reports whether two names are equal under Unicode simple
+// case folding (strings.EqualFold), the matching case-insensitive JSON
+// decoders use.
+func foldCollision(names []string) bool {
+	const linear = 16 // why: objects the gate reads have a handful of members
+	if len(names) <= linear {
+		for i := range names {
+			for j := i + 1; j < len(names); j++ {
+				if strings.EqualFold(names[i], names[j]) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		k := foldKey(n)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
+// foldKey maps s to one representative of its case-folding class: every
+// rune to the smallest rune of its unicode.SimpleFold orbit, so that
+// foldKey(a) == foldKey(b) exactly when strings.EqualFold(a, b).
+func foldKey(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(foldMin(r))
+	}
+	return b.String()
+}
+
+func foldMin(r rune) rune {
+	m := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < m {
+			m = f
+		}
+	}
+	return m
+}
