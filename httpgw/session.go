@@ -121,7 +121,6 @@ func (s *session) readServer() {
 		f, err := r.Next()
 		switch {
 		case err == nil:
-			s.learn(f)
 			s.step(nil, func() []gate.Out { return s.g.FromServer(f) })
 		case errors.Is(err, jsonrpc.ErrFrameTooLarge):
 			s.log.Warn("server message over the frame limit dropped", "limit", maxFrame)
@@ -133,10 +132,11 @@ func (s *session) readServer() {
 	}
 }
 
-// learn records the x-mcp-header bindings of a tools/list page.
-func (s *session) learn(frame []byte) {
-	m, err := jsonrpc.Peek(frame)
-	if err == nil && m.Kind == jsonrpc.Response && m.Result != nil && hasMember(m.Result, "tools") {
+// learn records the x-mcp-header bindings of a tools/list page the gate
+// delivers to the client: verified against the pin (and shaped by the
+// host), never a page the gate held or refused.
+func (s *session) learn(m jsonrpc.Message) {
+	if m.Result != nil && hasMember(m.Result, "tools") {
 		s.rt.bindings.Learn(m.Result)
 	}
 }
@@ -269,6 +269,7 @@ func (s *session) toClient(frame []byte, origin *exchange) {
 		return
 	}
 	if m.Kind == jsonrpc.Response {
+		s.learn(m)
 		key := jsonrpc.IDKey(m.ID)
 		ex := s.waiting[key]
 		if ex == nil && key == "null" {
