@@ -318,3 +318,28 @@ func TestClientResponseToNoServerRequestDropped(t *testing.T) {
 		t.Fatalf("repeated request id delivered: %q", got)
 	}
 }
+
+func TestModernInitializeCannotTurnSessionLegacy(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather)
+	srv.modern = true
+	h := newHarness(t, t.TempDir(), pin.Guard, srv)
+	both := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if got := h.client(both); len(got) != 1 || !strings.Contains(got[0], `"code":-32602`) {
+		t.Fatalf("idle: got %q", got)
+	}
+	if srv.received["initialize"] != 0 {
+		t.Fatal("the initialize reached the server")
+	}
+	// Modern requests still open a stateless session, and an initialize
+	// inside it is refused too.
+	if got := h.client(modernReq(2, "tools/list", `{}`, "")); len(got) != 1 || !strings.Contains(got[0], "get_weather") {
+		t.Fatalf("modern list: %q", got)
+	}
+	if got := h.client(strings.Replace(both, `"id":1`, `"id":3`, 1)); len(got) != 1 || !strings.Contains(got[0], `"code":-32602`) {
+		t.Fatalf("open: got %q", got)
+	}
+	if srv.received["initialize"] != 0 {
+		t.Fatal("the initialize reached the server")
+	}
+}

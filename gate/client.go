@@ -120,6 +120,11 @@ func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
 		return
 	}
 	switch {
+	case m.Method == methodInitialize && meta != nil:
+		// Both generations at once: an initialize that names a 2026-07-28
+		// version in its _meta could turn a session other clients share
+		// as stateless (the gateway's) into a legacy one.
+		s.refuseUnreadable(m.ID)
 	case m.Method == methodInitialize:
 		version, caps, err := initializeFacts(m.Params)
 		if err != nil {
@@ -188,6 +193,10 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			return
 		}
 		profile = meta.profile()
+		if m.Method == methodInitialize {
+			s.refuseUnreadable(m.ID) // no initialize in a 2026-07-28 session
+			return
+		}
 		if s.verified[profile] == nil {
 			s.enqueue(m, frame)
 			s.startRound(&round{profile: profile, modern: true, meta: meta, needDiscover: true})
