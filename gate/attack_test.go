@@ -343,3 +343,20 @@ func TestModernInitializeCannotTurnSessionLegacy(t *testing.T) {
 		t.Fatal("the initialize reached the server")
 	}
 }
+
+func TestProfileFloodBounded(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather)
+	srv.modern = true
+	h := newHarness(t, t.TempDir(), pin.Guard, srv)
+	refused := 0
+	for i := 0; i < 40; i++ {
+		got := h.client(modernReq(i+1, "tools/list", fmt.Sprintf(`{"x-flood-%d":{}}`, i), ""))
+		if len(got) == 1 && strings.Contains(got[0], `"code":-32005`) {
+			refused++
+		}
+	}
+	if want := 40 - gate.DefaultLimits.MaxProfiles; refused != want {
+		t.Fatalf("%d of 40 new profiles refused, want %d", refused, want)
+	}
+}

@@ -198,6 +198,10 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			return
 		}
 		if s.verified[profile] == nil {
+			if len(s.verified) >= s.cfg.Limits.MaxProfiles {
+				s.refuse(m.ID, ReasonQueueFull, "mcpseal: too many client profiles in one session; not forwarded")
+				return
+			}
 			s.enqueue(m, frame)
 			s.startRound(&round{profile: profile, modern: true, meta: meta, needDiscover: true})
 			return

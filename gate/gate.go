@@ -109,6 +109,10 @@ type Limits struct {
 	MaxPages int
 	// MaxDefinitions bounds the definitions of one contract.
 	MaxDefinitions int
+	// MaxProfiles bounds the client profiles one session verifies: each
+	// costs a verification round, a contract in memory and, when new, a
+	// pin.
+	MaxProfiles int
 	// VerifyTimeout bounds the gate's own listing, from the handshake
 	// result to the verdict.
 	VerifyTimeout time.Duration
@@ -124,6 +128,7 @@ var DefaultLimits = Limits{
 	MaxPending:     4096,   // in-flight requests of a busy agent, with room to spare
 	MaxPages:       1000,   // 1000 pages of even 10 items is more than any server lists
 	MaxDefinitions: 100000, // ten times the largest listings seen in the wild
+	MaxProfiles:    16,     // a client declares one set of capabilities; a few versions at most
 	VerifyTimeout:  30 * time.Second,
 }
 
@@ -274,6 +279,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDefinitions > 0 {
 		d.MaxDefinitions = l.MaxDefinitions
+	}
+	if l.MaxProfiles > 0 {
+		d.MaxProfiles = l.MaxProfiles
 	}
 	if l.VerifyTimeout > 0 {
 		d.VerifyTimeout = l.VerifyTimeout
