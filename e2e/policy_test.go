@@ -111,7 +111,7 @@ func TestPolicyEndToEnd(t *testing.T) {
 	} else if code, _ := rpcCode(t, err); code != -32012 {
 		t.Errorf("declined: code %d", code)
 	}
-	answer = `{"action":"accept","content":{}}`
+	answer = `{"action":"accept","content":{"confirm":true}}`
 	if _, err := p.CallTool("danger", map[string]any{}); err != nil {
 		t.Errorf("accepted call: %v", err)
 	}
