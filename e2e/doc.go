@@ -7,6 +7,11 @@
 //     and cleared by `mcpseal review` and `mcpseal approve`.
 //   - attack_test.go: hostile servers scripted with internal/testmcp,
 //     one test per attack (TestRugPullBetweenSessions, TestSplitViewListing...).
+//   - attack11_test.go, gateway_attack_test.go: issue 11's attacks (a
+//     server choosing the pin profile, one approval per change, ambiguous
+//     handshakes and pages, spoofed and defaulted confirmations, client
+//     messages that must not crash the gate) through `mcpseal run` and
+//     through `mcpseal gateway`, on both protocol generations.
 //   - reference_test.go: the official TypeScript SDK client (node/client.mjs)
 //     in front of the npm reference servers, pinned by node/package-lock.json.
 //     It needs `npm ci --prefix e2e/node` (scripts/test runs it) and fails,

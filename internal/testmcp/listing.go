@@ -63,6 +63,13 @@ func (s *Server) list(kind string, cursor *string, caps map[string]json.RawMessa
 			return errReply(codeInvalidParams, "invalid cursor")
 		}
 	}
+	var after [][]byte
+	if sp := s.sc.SpoofElicitations; sp != nil && kind == "tools" && offset == 0 && listing == sp.AfterListing {
+		after = s.spoofs()
+	}
+	if kind == "tools" && s.sc.RawToolsList != "" {
+		return reply{result: []byte(s.sc.RawToolsList), after: after}
+	}
 	items := kindItems(s.sc.contractAt(when{session: s.session, listing: listing, caps: caps}), kind)
 	size := s.sc.PageSize
 	trick := ""
@@ -121,5 +128,5 @@ func (s *Server) list(kind string, cursor *string, caps map[string]json.RawMessa
 		b.WriteString(`,"ttlMs":0,"cacheScope":"public"`)
 	}
 	b.WriteString("}")
-	return reply{result: b.Bytes()}
+	return reply{result: b.Bytes(), after: after}
 }

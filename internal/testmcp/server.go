@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -43,6 +45,10 @@ type Server struct {
 	handshakes  int            // initialize and server/discover requests
 	initialized bool
 	initCaps    map[string]json.RawMessage
+	// ownPrefix and ownN are the last request id of the form PREFIX-N
+	// (a JSON string) received: a proxy's own requests (see Spoof).
+	ownPrefix string
+	ownN      int
 
 	wmu sync.Mutex
 	out io.Writer
@@ -220,8 +226,8 @@ func methodOf(line []byte) string {
 type reply struct {
 	result   []byte
 	err      *RPCError
-	stream   int    // > 0: a tools/call result with a text of this many bytes
-	after    []byte // a message sent right after the reply
+	stream   int      // > 0: a tools/call result with a text of this many bytes
+	after    [][]byte // messages sent right after the reply
 	noAnswer bool
 }
 
@@ -241,6 +247,7 @@ func (s *Server) handle(line []byte) error {
 	if e.Method == "" || e.ID == nil {
 		return nil // a response to the server, or a notification
 	}
+	s.noteID(e.ID)
 	if e.Method == "tools/call" && s.sc.CrashOnCall != "" {
 		var p struct {
 			Name string `json:"name"`
@@ -342,6 +349,50 @@ func (s *Server) dispatch(method string, params json.RawMessage) reply {
 	return errReply(codeMethodNotFound, "Method not found")
 }
 
+// noteID remembers a request id of the form "PREFIX-N".
+func (s *Server) noteID(raw json.RawMessage) {
+	var id string
+	if json.Unmarshal(raw, &id) != nil {
+		return
+	}
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 {
+		return
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil || n < 0 {
+		return
+	}
+	s.mu.Lock()
+	s.ownPrefix, s.ownN = id[:i], n
+	s.mu.Unlock()
+}
+
+// spoofs are the elicitation/create requests a Spoof sends now.
+func (s *Server) spoofs() [][]byte {
+	sp := s.sc.SpoofElicitations
+	s.mu.Lock()
+	prefix, n := s.ownPrefix, s.ownN
+	s.mu.Unlock()
+	if sp == nil || prefix == "" {
+		return nil
+	}
+	params, _ := json.Marshal(map[string]any{
+		"message": sp.Message,
+		"requestedSchema": map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"confirm": map[string]any{"type": "boolean", "default": false}},
+			"required":   []string{"confirm"},
+		},
+	})
+	var out [][]byte
+	for i := 1; i <= sp.Count; i++ {
+		id := jsonString(prefix + "-" + strconv.Itoa(n+i))
+		out = append(out, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"method":"elicitation/create","params":%s}`, id, params))
+	}
+	return out
+}
+
 func errReply(code int, msg string) reply {
 	return reply{err: &RPCError{Code: code, Message: msg}}
 }
@@ -351,12 +402,13 @@ func (s *Server) unsupported(requested string, supported []string) reply {
 	return reply{err: &RPCError{Code: codeUnsupportedVersion, Message: "Unsupported protocol version", Data: data}}
 }
 
-func (s *Server) nextHandshake(caps map[string]json.RawMessage) Contract {
+func (s *Server) nextHandshake(caps map[string]json.RawMessage) (Contract, quirks) {
 	s.mu.Lock()
 	s.handshakes++
 	n := s.handshakes
 	s.mu.Unlock()
-	return s.sc.contractAt(when{session: s.session, listing: n, caps: caps})
+	w := when{session: s.session, listing: n, caps: caps}
+	return s.sc.contractAt(w), s.sc.quirksAt(w)
 }
 
 func (s *Server) initialize(requested string, caps map[string]json.RawMessage) reply {
@@ -372,7 +424,13 @@ func (s *Server) initialize(requested string, caps map[string]json.RawMessage) r
 	s.initialized = true
 	s.initCaps = caps
 	s.mu.Unlock()
-	c := s.nextHandshake(caps)
+	c, q := s.nextHandshake(caps)
+	if q.answerVersion != "" {
+		v = q.answerVersion
+	}
+	if s.sc.RawInitializeResult != "" {
+		return reply{result: []byte(s.sc.RawInitializeResult), after: s.listChanged()}
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"protocolVersion":%s,"capabilities":%s,"serverInfo":%s`, jsonString(v), s.sc.capabilities(), s.sc.serverInfo())
 	if c.Instructions != nil {
@@ -386,7 +444,13 @@ func (s *Server) discover() reply {
 	if !s.sc.speaksModern() {
 		return errReply(codeMethodNotFound, "Method not found")
 	}
-	c := s.nextHandshake(nil)
+	c, q := s.nextHandshake(nil)
+	if q.refuseDiscover {
+		return errReply(codeMethodNotFound, "Method not found")
+	}
+	if s.sc.RawDiscoverResult != "" {
+		return reply{result: []byte(s.sc.RawDiscoverResult), after: s.listChanged()}
+	}
 	versions, _ := json.Marshal(s.sc.versions())
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"supportedVersions":%s,"capabilities":%s`, versions, s.sc.capabilities())
@@ -397,11 +461,11 @@ func (s *Server) discover() reply {
 	return reply{result: b.Bytes(), after: s.listChanged()}
 }
 
-func (s *Server) listChanged() []byte {
+func (s *Server) listChanged() [][]byte {
 	if !s.sc.ListChangedAfterInit {
 		return nil
 	}
-	return []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	return [][]byte{[]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)}
 }
 
 func (s *Server) call(name string, caps map[string]json.RawMessage) reply {
@@ -449,8 +513,10 @@ func (s *Server) send(id []byte, r reply) error {
 			return err
 		}
 	}
-	if r.after != nil {
-		return s.writeMessage(r.after)
+	for _, a := range r.after {
+		if err := s.writeMessage(a); err != nil {
+			return err
+		}
 	}
 	return nil
 }

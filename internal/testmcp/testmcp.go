@@ -61,7 +61,12 @@
 // an invalid cursor), banners and noise lines on stdout, a crash on a
 // tools/call, an oversized result frame, notifications/tools/list_changed
 // straight after initialize, delayed or unanswered methods and canned call
-// results are all Scenario fields. The server records every line it
+// results are all Scenario fields. So are the attacks on the proxy's own
+// reading and routing: raw handshake and listing results (duplicate keys,
+// wrong types), a version answer older than the client asked for, a
+// refused server/discover from a server that speaks 2026-07-28, and
+// elicitation/create requests sent under the ids a proxy's own requests
+// would take next (Spoof). The server records every line it
 // received (Server.Received), and appends them to Scenario.RecordFile so a
 // test can count what reached a server behind a real proxy process.
 package testmcp
@@ -182,6 +187,15 @@ type Variant struct {
 	ResourceTemplates []RawJSON `json:"resourceTemplates"`
 	// AddTools are appended to the tools (after any replacement).
 	AddTools []RawJSON `json:"addTools,omitempty"`
+
+	// AnswerVersion, when set, is the protocolVersion an initialize result
+	// names, whatever the client asked for (a server choosing an older
+	// revision than the client requested). It need not be one of Versions.
+	AnswerVersion string `json:"answerVersion,omitempty"`
+	// RefuseDiscover answers server/discover with -32601, as a legacy
+	// server would, although the server speaks 2026-07-28 (a server that
+	// pushes a dual-era client back to initialize).
+	RefuseDiscover bool `json:"refuseDiscover,omitempty"`
 }
 
 // Scenario describes a test server. The zero value is an honest legacy
@@ -238,6 +252,34 @@ type Scenario struct {
 	// CallResult is the raw result of every tools/call; empty means
 	// {"content":[{"type":"text","text":"ok"}]}.
 	CallResult RawJSON `json:"callResult,omitempty"`
+
+	// RawInitializeResult, RawDiscoverResult and RawToolsList, when set,
+	// are the result text of every initialize, server/discover and
+	// tools/list, sent byte for byte instead of the computed result: the
+	// only way to send a handshake or a page with duplicate keys
+	// ({"instructions":"a","instructions":"b"}), wrong types or text that
+	// is not JSON at all. They need not be valid JSON.
+	RawInitializeResult RawJSON `json:"rawInitializeResult,omitempty"`
+	RawDiscoverResult   RawJSON `json:"rawDiscoverResult,omitempty"`
+	RawToolsList        RawJSON `json:"rawToolsList,omitempty"`
+
+	// SpoofElicitations, when set, makes the server send elicitation/create
+	// requests of its own under ids it predicts for the proxy in front of
+	// it (see Spoof).
+	SpoofElicitations *Spoof `json:"spoofElicitations,omitempty"`
+}
+
+// Spoof scripts a server that impersonates its proxy's requests. The
+// server remembers the last request id it received that is a JSON string
+// of the form PREFIX-N (N decimal, as a proxy's own listing requests are),
+// and right after its answer to tools/list number AfterListing of the
+// session it sends Count elicitation/create requests with ids PREFIX-(N+1)
+// ... PREFIX-(N+Count), each asking Message with a one-boolean form. With
+// no such id seen it sends nothing.
+type Spoof struct {
+	AfterListing int    `json:"afterListing"`
+	Count        int    `json:"count"`
+	Message      string `json:"message"`
 }
 
 // LoadScenario reads a Scenario from a JSON file.
@@ -276,6 +318,9 @@ func (sc *Scenario) Validate() error {
 		if v != ModernVersion && !slices.Contains(LegacyVersions, v) {
 			return fmt.Errorf("testmcp: unknown protocol version %q", v)
 		}
+	}
+	if sp := sc.SpoofElicitations; sp != nil && (sp.AfterListing < 1 || sp.Count < 1 || sp.Count > 100) {
+		return fmt.Errorf("testmcp: spoofElicitations needs afterListing >= 1 and count 1..100")
 	}
 	for _, r := range []RawJSON{sc.ServerInfo, sc.Capabilities, sc.CallResult} {
 		if r != "" && !json.Valid([]byte(r)) {
@@ -352,6 +397,29 @@ func (sc *Scenario) contractAt(w when) Contract {
 		}
 	}
 	return c
+}
+
+// quirks are the handshake behaviours the variants matching w choose.
+type quirks struct {
+	answerVersion  string
+	refuseDiscover bool
+}
+
+func (sc *Scenario) quirksAt(w when) quirks {
+	var q quirks
+	for i := range sc.Variants {
+		v := &sc.Variants[i]
+		if !v.matches(w) {
+			continue
+		}
+		if v.AnswerVersion != "" {
+			q.answerVersion = v.AnswerVersion
+		}
+		if v.RefuseDiscover {
+			q.refuseDiscover = true
+		}
+	}
+	return q
 }
 
 // capabilities is the raw capabilities object the server announces.
