@@ -274,7 +274,7 @@ func TestGatewayDuplicateInstructionsKeyBlocks(t *testing.T) {
 					if err == nil {
 						t.Fatalf("posture %s: the ambiguous handshake was released: tools %v", posture, names)
 					}
-					wantSDKError(t, err, codeUnverified)
+					wantSDKUnverified(t, err)
 					if cs != nil {
 						_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
 						if err == nil {

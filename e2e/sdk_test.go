@@ -168,6 +168,21 @@ func wantSDKError(t *testing.T, err error, code int) *errorData {
 	return decodeData(t, we.Data)
 }
 
+// wantSDKUnverified checks that err is mcpseal's -32003. The go-sdk reads
+// -32003 (and -32004) as its own "client closing" ("server closing")
+// sentinel and reports ErrConnectionClosed with mcpseal's message, so the
+// code itself does not survive.
+func wantSDKUnverified(t *testing.T, err error) {
+	t.Helper()
+	var we *jsonrpc.Error
+	switch {
+	case errors.As(err, &we) && int(we.Code) == codeUnverified:
+	case errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), "mcpseal: server") && strings.Contains(err.Error(), "cannot be read unambiguously"):
+	default:
+		t.Fatalf("got %v, want mcpseal's -32003 (unreadable)", err)
+	}
+}
+
 // useSession lists everything and calls echo; it fails the test on any error.
 func useSession(t *testing.T, cs *mcp.ClientSession, wantTools []string) {
 	t.Helper()
