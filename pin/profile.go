@@ -22,8 +22,9 @@ const (
 	maxStoredCapabilities    = 256
 	maxStoredCapabilityBytes = 16 << 10
 	// maxProtocolLen bounds a stored protocol version. Versions are dates
-	// (10 bytes); a longer or non-UTF-8 answer is kept as its digest.
-	maxProtocolLen = 64
+	// (10 bytes); a longer or non-UTF-8 answer is kept as its digest (71
+	// bytes, so the stored form of a stored form is itself).
+	maxProtocolLen = 128
 )
 
 // escapedCapabilities returns the capability names as a profile key holds
