@@ -6,23 +6,9 @@ import (
 	"github.com/mcpseal/mcpseal/canon"
 )
 
-// A server's pending changes are reviewed and approved together, as one
-// set: a change one server made shows under every client profile that saw
-// it, and one person's review covers them all. The set is named by its
-// review-set digest: the hex SHA-256 of the RFC 8785 form of
-//
-//	{"pending": [ITEM, ...], "type": "mcpseal-review-set", "version": 1}
-//
-// with one ITEM per pending profile, in byte order of the profile keys:
-//
-//	{"contract": "<pending contract digest>", "fallback": false,
-//	 "profile": "<profile key>", "protocol": "<version>" or null}
-//
-// "protocol" is the version the pending session ran on (null for a change
-// recorded by a version 1 record), "fallback" whether it is a session in
-// which the server refused server/discover after it had spoken 2026-07-28.
-// Any pending entry that changes, appears or goes changes the digest, so a
-// review mark over an older set marks nothing (ErrPendingMoved).
+// The review set: a server's pending changes, one per profile, reviewed
+// and approved together and named by the review-set digest defined in the
+// package doc's Review section.
 
 // reviewItem is one pending profile in a review set.
 type reviewItem struct {
