@@ -57,14 +57,16 @@ const (
 // Change. It is not in Kinds.
 const InstructionsKind Kind = "instructions"
 
-// A Change is what happened to one definition, or to the instructions.
+// A Change is what happened to one definition, or to the instructions, or
+// (ProtocolKind) to the protocol version a session runs on.
 type Change struct {
 	Kind Kind `json:"kind"`
 	// Name is server-supplied: never put it anywhere a model reads without
-	// SafeName. It is "" for the instructions.
+	// SafeName. It is "" for the instructions and the protocol.
 	Name string `json:"name"`
 	Op   Op     `json:"op"`
-	// Old and New are the digests of the two versions ("" when absent).
+	// Old and New are the digests of the two versions ("" when absent);
+	// for ProtocolKind, the two protocol versions.
 	Old    string  `json:"old,omitempty"`
 	New    string  `json:"new,omitempty"`
 	Labels []Label `json:"labels"`
@@ -231,6 +233,10 @@ func RenderDiff(w io.Writer, old, new *Contract, changes []Change) error {
 
 func renderChange(ew *errWriter, old, new *Contract, ch Change) {
 	name := visibleLine(ch.Name)
+	if ch.Kind == ProtocolKind {
+		renderProtocol(ew, ch)
+		return
+	}
 	if ch.Kind == InstructionsKind {
 		name = "instructions"
 		ew.printf("%s instructions\n", visibleLine(string(ch.Op)))
@@ -263,6 +269,19 @@ func renderChange(ew *errWriter, old, new *Contract, ch Change) {
 			shown++
 		}
 	}
+}
+
+// renderProtocol writes a protocol change: its labels and both versions.
+func renderProtocol(ew *errWriter, ch Change) {
+	ew.printf("%s protocol\n", visibleLine(string(ch.Op)))
+	for _, l := range ch.Labels {
+		d := l.Detail
+		if d == "" {
+			d = l.Code
+		}
+		ew.printf("  label: %s\n", visibleLine(d))
+	}
+	ew.printf("  pinned:   %s\n  observed: %s\n", visibleLine(shownVersion(ch.Old)), visibleLine(shownVersion(ch.New)))
 }
 
 // renderSide returns the lines of one side of a change: none when the side

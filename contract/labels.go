@@ -45,6 +45,12 @@ import (
 //	output-schema-changed     a tool's outputSchema changed or was removed
 //	metadata-changed          any other member (title, icons, _meta, execution, other annotations, unknown members)
 //	wording-only              the definition changed and no other rule fired
+//
+// Codes of the protocol pseudo-kind (ProtocolKind, see protocol.go; listed
+// in ProtocolCodes, not LabelCodes):
+//
+//	protocol-downgraded   an older protocol version, or a refused server/discover after 2026-07-28
+//	protocol-changed      any other change of the protocol version
 const (
 	CodeNewTool             = "new-tool"
 	CodeNewPrompt           = "new-prompt"

@@ -587,10 +587,10 @@ func TestStrictFirstUseHeldUntilApproved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MarkReviewed(id, rec.Pending.Digest); err != nil {
+	if err := store.MarkReviewed(id, rec.PendingDigest); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Approve(id, rec.Pending.Digest, time.Now()); err != nil {
+	if err := store.Approve(id, rec.PendingDigest, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if res := newHarness(t, home, pin.Strict, newFakeServer(toolWeather)).legacySession(initLegacy); strings.Contains(res, `"error"`) {

@@ -196,7 +196,8 @@ func (s *Server) myServers(string) (any, error) {
 		}
 		if sm.DriftPending {
 			pending++
-			e["pending"] = sm.Pending
+			e["pending"] = sm.PendingDigest
+			e["pendingProfiles"] = sm.PendingProfiles
 			e["review"] = "mcpseal review " + sm.ID
 		}
 		list = append(list, e)
@@ -213,28 +214,46 @@ func (s *Server) changeSummary(arg string) (any, error) {
 		return nil, errors.New("that server's pin cannot be read or fails its integrity check; run 'mcpseal verify' in a terminal")
 	}
 	out := map[string]any{"id": rec.ID, "label": contract.SafeName(rec.Label)}
-	if rec.Pending == nil {
+	if len(rec.Pending) == 0 {
 		out["pending"] = false
 		return out, nil
 	}
-	p := rec.Pending
 	out["pending"] = true
 	out["awaitingFirstApproval"] = rec.AwaitingApproval()
-	out["detected"] = stamp(p.Detected)
-	out["digest"] = p.Digest
-	out["reviewed"] = p.Reviewed
-	counts := map[string]int{}
-	changes := make([]map[string]any, 0, min(len(p.Changes), maxChanges))
-	for i, ch := range p.Changes {
-		for _, c := range ch.Codes() {
-			counts[c]++
+	var detected time.Time
+	for _, p := range rec.Pending {
+		if p.Detected.After(detected) {
+			detected = p.Detected
 		}
-		if i < maxChanges {
-			changes = append(changes, map[string]any{"kind": string(ch.Kind), "op": string(ch.Op), "name": contract.SafeName(ch.Name), "labels": ch.Codes()})
+	}
+	out["detected"] = stamp(detected)
+	out["digest"] = rec.PendingDigest
+	out["reviewed"] = rec.PendingReviewed
+	out["profiles"] = len(rec.Pending)
+	// One entry per distinct change: the same change seen by several
+	// client profiles is one change to review.
+	counts := map[string]int{}
+	changes := make([]map[string]any, 0, maxChanges)
+	seen := map[string]bool{}
+	distinct := 0
+	for _, p := range rec.Pending {
+		for _, ch := range p.Changes {
+			key := string(ch.Kind) + "\x00" + ch.Name + "\x00" + string(ch.Op) + "\x00" + ch.Old + "\x00" + ch.New
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			distinct++
+			for _, c := range ch.Codes() {
+				counts[c]++
+			}
+			if len(changes) < maxChanges {
+				changes = append(changes, map[string]any{"kind": string(ch.Kind), "op": string(ch.Op), "name": contract.SafeName(ch.Name), "labels": ch.Codes()})
+			}
 		}
 	}
 	out["changes"] = changes
-	out["changeCount"] = len(p.Changes)
+	out["changeCount"] = distinct
 	out["labels"] = counts
 	out["review"] = "mcpseal review " + rec.ID
 	out["approve"] = "mcpseal approve " + rec.ID

@@ -9,8 +9,8 @@ import (
 )
 
 // pendingRecord opens the store for writing and returns the verified
-// record of the server ref names, which must have a pending change whose
-// digest is digest. The caller closes the view.
+// record of the server ref names, whose pending set digest must name (see
+// record.names). The caller closes the view.
 func (s *Store) pendingRecord(ref, digest string) (*view, *record, error) {
 	v, err := s.open(true)
 	if err != nil {
@@ -27,10 +27,10 @@ func (s *Store) pendingRecord(ref, digest string) (*view, *record, error) {
 			return nil, err
 		case r == nil:
 			return nil, ErrNotFound
-		case r.Pending == nil:
+		case len(r.Pending) == 0:
 			return nil, ErrNoPending
-		case r.Pending.Contract != digest:
-			return nil, fmt.Errorf("%w: the pending contract is now %s", ErrPendingMoved, r.Pending.Contract)
+		case !r.names(digest):
+			return nil, fmt.Errorf("%w: the pending set is now %s", ErrPendingMoved, r.reviewSet())
 		}
 		return r, nil
 	}()
@@ -41,11 +41,13 @@ func (s *Store) pendingRecord(ref, digest string) (*view, *record, error) {
 	return v, r, nil
 }
 
-// MarkReviewed marks the pending change of the server ref names (an id or a
-// unique label) as reviewed, provided its contract digest is still
-// pendingDigest (else ErrPendingMoved). Marking it again does nothing.
-func (s *Store) MarkReviewed(ref, pendingDigest string) error {
-	v, r, err := s.pendingRecord(ref, pendingDigest)
+// MarkReviewed marks the pending set of the server ref names (an id or a
+// unique label) as reviewed: every pending profile's change at once,
+// provided digest still names that set (its review-set digest, or the
+// contract digest of the only pending profile; else ErrPendingMoved).
+// Marking it again does nothing.
+func (s *Store) MarkReviewed(ref, digest string) error {
+	v, r, err := s.pendingRecord(ref, digest)
 	if err != nil {
 		return err
 	}
@@ -54,26 +56,37 @@ func (s *Store) MarkReviewed(ref, pendingDigest string) error {
 		return nil
 	}
 	now := time.Now().UTC()
-	r.Reviewed = &reviewMark{Profile: r.Pending.Profile, Digest: r.Pending.Contract, Time: now}
+	r.Reviewed = &reviewMark{Digest: r.reviewSet(), Time: now}
 	r.Updated = now
 	return v.commit(opReview, r.ID, r, now)
 }
 
-// Approve pins exactly the pending change of the server ref names for the
-// pending change's profile, provided its contract digest is still
-// reviewedDigest (else ErrPendingMoved), and clears it. For a server
-// awaiting its first approval this is its first pin.
-func (s *Store) Approve(ref, reviewedDigest string, now time.Time) error {
-	v, r, err := s.pendingRecord(ref, reviewedDigest)
+// Approve pins exactly the pending set of the server ref names, provided
+// digest still names it (as for MarkReviewed; else ErrPendingMoved): every
+// pending profile's contract, with its capabilities and protocol, becomes
+// that profile's pin, and a fallback the change held becomes allowed for
+// the profile. The pending set and the review mark are cleared. For a
+// server awaiting its first approval this is its first pin.
+func (s *Store) Approve(ref, digest string, now time.Time) error {
+	v, r, err := s.pendingRecord(ref, digest)
 	if err != nil {
 		return err
 	}
 	defer v.close()
 	now = now.UTC()
 	t := r.texts()
-	p := r.Pending
-	r.Profiles[p.Profile] = &profileEntry{Pinned: now, contractEntry: p.contractEntry}
-	r.Pending, r.Reviewed = nil, nil
+	for _, key := range r.pendingKeys() {
+		p := r.Pending[key]
+		facts := p.sessionFacts
+		if prev := r.Profiles[key]; prev != nil {
+			if facts.Capabilities == nil {
+				facts.Capabilities = prev.Capabilities
+			}
+			facts.Fallback = facts.Fallback || prev.Fallback
+		}
+		r.Profiles[key] = &profileEntry{Pinned: now, contractEntry: p.contractEntry, sessionFacts: facts}
+	}
+	r.Pending, r.Reviewed = map[string]*pendingEntry{}, nil
 	r.Updated = now
 	r.keepTexts(t)
 	return v.commit(opApprove, r.ID, r, now)

@@ -74,6 +74,12 @@ func FuzzDecodeRecord(f *testing.F) {
 	}
 	f.Add(data)
 	f.Add([]byte(`{"version":1}`))
+	// A record an earlier release wrote (version 1), for this server.
+	v1, err := os.ReadFile(filepath.Join("../testdata/pin/records/v1", v1ID+".json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(bytes.ReplaceAll(v1, []byte(v1ID), []byte(id.ID)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := decodeRecord(id.ID, data)
 		if err != nil {

@@ -160,3 +160,18 @@ const (
 	profileB = "2025-06-18|roots"
 	profileC = "2025-06-18|roots,sampling"
 )
+
+// onlyPending returns the record's one pending change.
+func onlyPending(t testing.TB, rec *Record) Pending {
+	t.Helper()
+	if len(rec.Pending) != 1 {
+		t.Fatalf("%d pending profiles, want 1: %+v", len(rec.Pending), rec.Pending)
+	}
+	return rec.Pending[0]
+}
+
+// setOf is the review-set digest of one pending profile whose session named
+// no protocol (what obsOf observes).
+func setOf(profile, contractDigest string) string {
+	return reviewSetDigest([]reviewItem{{Profile: profile, Contract: contractDigest, Protocol: ptrTo("")}})
+}

@@ -40,30 +40,35 @@ type Observation struct {
 // Profile returns the key the observation's contract is pinned under.
 func (o Observation) Profile() string { return ProfileKey(o.ClientVersion, o.Capabilities) }
 
-// Observe compares c, seen from a client with the given profile (see
-// ProfileKey), with the pin of server id, and records the outcome, all
-// under the store's exclusive lock:
+// Observe compares c, seen in a session described by o (see Observation;
+// the profile is o.Profile()), with the pin of server id, and records the
+// outcome, all under the store's exclusive lock:
 //
-//   - no record, under guard and monitor: c is pinned (FirstPin);
+//   - no record, under guard and monitor: c is pinned (FirstPin) with the
+//     client's capability names and o.Protocol;
 //   - no record, under strict: nothing is pinned. c becomes the server's
-//     pending change, compared with the empty contract (every definition
-//     "added"), and the outcome is Drift with AwaitingApproval set: the
-//     first contract too needs a person's review and approval;
+//     pending change for the profile, compared with the empty contract
+//     (every definition "added"), and the outcome is Drift with
+//     AwaitingApproval set: the first contract too needs a person's review
+//     and approval;
 //   - a record with no pinned profile (a first contract awaiting approval),
 //     under every posture: Drift with AwaitingApproval, as above. A record
 //     made under strict is never pinned by a later guard session;
-//   - the profile's pin has c's contract digest: Match (the chain is not
-//     written; only the last-seen time is);
+//   - the profile's pin has c's contract digest and the session's protocol
+//     is the pinned one (see the package doc's Protocol section): Match
+//     (the chain is not written; only the last-seen time is, and, for a
+//     profile an earlier release pinned without a protocol, the protocol,
+//     as a profile event);
 //   - a profile the server was not pinned under: accepted (ProfileAdded)
-//     under guard and monitor when every definition it shares by kind and
-//     name with any pinned profile, and its instructions, are identical
-//     there, under strict only when its contract equals a pinned profile's;
-//   - anything else: Drift. c is recorded as the server's pending change
-//     (replacing any other; a new pending change is unreviewed) with the
-//     labels of contract.Compare; the pin is unchanged.
+//     by the new-profile rule of the package doc's Profiles section;
+//   - anything else: Drift. c (with o's protocol) is recorded as the
+//     profile's pending change, replacing that profile's earlier one and
+//     no other, with the labels of contract.Compare and a protocol change
+//     when there is one; the pin is unchanged. The pending set then has
+//     another review-set digest: it is unreviewed.
 //
-// Observing the same pending change again (same profile, same contract
-// digest) writes nothing and keeps its review mark.
+// Observing the same pending change again (same profile, contract digest,
+// protocol and fallback) writes nothing and keeps the review mark.
 //
 // A server that was pinned before and whose pin is now missing, unreadable,
 // malformed or inconsistent with the event chain gets an error wrapping
@@ -86,6 +91,9 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 	if err != nil {
 		return Result{}, fmt.Errorf("pin: %v", err)
 	}
+	caps := escapedCapabilities(o.Capabilities)
+	protocol := normalizeProtocol(o.Protocol)
+	facts := sessionFacts{Capabilities: storedCapabilities(caps), Protocol: &protocol}
 
 	v, err := s.open(true)
 	if err != nil {
@@ -110,9 +118,10 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 			Created:  now,
 			Updated:  now,
 			Profiles: map[string]*profileEntry{},
+			Pending:  map[string]*pendingEntry{},
 		}
 		if posture != Strict {
-			r.Profiles[profile] = &profileEntry{Pinned: now, contractEntry: obs}
+			r.Profiles[profile] = &profileEntry{Pinned: now, contractEntry: obs, sessionFacts: facts}
 			r.keepTexts(t)
 			if err := v.commit(opPin, id.ID, r, now); err != nil {
 				return Result{}, err
@@ -129,24 +138,39 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 	}
 	maps.Copy(t.instr, r.Instructions)
 
-	var base contractEntry
+	var (
+		base     contractEntry
+		proto    *contract.Change
+		fallback bool
+	)
 	if len(r.Profiles) == 0 {
 		// Nothing is pinned yet, whatever the posture: the first contract
 		// waits for a person.
 		base = emptyEntry()
 	} else if p, ok := r.Profiles[profile]; ok {
-		if p.Contract == obs.Contract {
-			v.touch(id.ID, now)
+		proto, fallback = protocolChange(r, p, protocol, o.DiscoverRefused)
+		if p.Contract == obs.Contract && proto == nil {
 			pinned, err := r.build(&p.contractEntry)
 			if err != nil {
 				return Result{}, tampered(id.ID, err.Error())
 			}
+			if p.Protocol == nil {
+				// A profile an earlier release pinned: its protocol is
+				// recorded the first time a session shows it.
+				p.Protocol = &protocol
+				r.Updated = now
+				if err := v.commit(opProfile, id.ID, r, now); err != nil {
+					return Result{}, err
+				}
+			}
+			v.touch(id.ID, now)
 			return Result{Outcome: Match, Pinned: pinned}, nil
 		}
 		base = p.contractEntry
 	} else {
-		if acceptProfile(r, &obs, posture) {
-			r.Profiles[profile] = &profileEntry{Pinned: now, contractEntry: obs}
+		proto, fallback = protocolChange(r, nil, protocol, o.DiscoverRefused)
+		if proto == nil && acceptProfile(r, &obs, caps, posture) {
+			r.Profiles[profile] = &profileEntry{Pinned: now, contractEntry: obs, sessionFacts: facts}
 			r.Updated = now
 			r.keepTexts(t)
 			if err := v.commit(opProfile, id.ID, r, now); err != nil {
@@ -159,9 +183,10 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 			return Result{}, err
 		}
 	}
+	facts.Fallback = fallback
 
-	if p := r.Pending; p != nil && p.Profile == profile && p.Contract == obs.Contract {
-		// The same drift again: keep it, and its reviewed mark, as it is.
+	if p, ok := r.Pending[profile]; ok && p.Contract == obs.Contract && equalDigest(p.Protocol, facts.Protocol) && p.Fallback == fallback {
+		// The same drift again: keep it, and the review mark, as it is.
 		v.touch(id.ID, now)
 		pinned, err := r.build(&p.Base)
 		if err != nil {
@@ -174,10 +199,13 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 		return Result{}, tampered(id.ID, err.Error())
 	}
 	changes := contract.Compare(pinned, c)
+	if proto != nil {
+		changes = append(changes, *proto)
+	}
 	if changes == nil {
 		changes = []contract.Change{}
 	}
-	r.Pending = &pendingEntry{Profile: profile, Detected: now, contractEntry: obs, Base: base, Changes: changes}
+	r.Pending[profile] = &pendingEntry{Detected: now, contractEntry: obs, sessionFacts: facts, Base: base, Changes: changes}
 	r.Updated = now
 	r.keepTexts(t)
 	if err := v.commit(opDrift, id.ID, r, now); err != nil {
@@ -188,8 +216,9 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 }
 
 // acceptProfile decides whether obs, seen under a profile r has no pin
-// for, may be pinned without review.
-func acceptProfile(r *record, obs *contractEntry, posture Posture) bool {
+// for, from a client that declared the escaped capability names caps, may
+// be pinned without review (the new-profile rule).
+func acceptProfile(r *record, obs *contractEntry, caps []string, posture Posture) bool {
 	if posture == Strict {
 		for _, p := range r.Profiles {
 			if p.Contract == obs.Contract {
@@ -198,6 +227,9 @@ func acceptProfile(r *record, obs *contractEntry, posture Posture) bool {
 		}
 		return false
 	}
+	// Whatever the profile declares, what it shares with a pinned profile
+	// must be identical there, and so must the instructions.
+	pinnedNames := map[contract.Kind]map[string]bool{}
 	for _, p := range r.Profiles {
 		if !equalDigest(p.Instructions, obs.Instructions) {
 			return false
@@ -208,6 +240,25 @@ func acceptProfile(r *record, obs *contractEntry, posture Posture) bool {
 				if old, ok := pinned[name]; ok && !slices.Equal(old, digests) {
 					return false
 				}
+			}
+			if pinnedNames[k] == nil {
+				pinnedNames[k] = map[string]bool{}
+			}
+			for name := range pinned {
+				pinnedNames[k][name] = true
+			}
+		}
+	}
+	// Only a capability no pinned profile declared can explain a
+	// definition no pinned profile has. Nothing the server controls (the
+	// version it answers, the generation it speaks) is a capability.
+	if declaresNewCapability(r, caps) {
+		return true
+	}
+	for _, k := range contract.Kinds {
+		for _, ref := range obs.Definitions[k] {
+			if !pinnedNames[k][ref.Name] {
+				return false
 			}
 		}
 	}

@@ -10,8 +10,7 @@
 //
 //	guard    trust on first use: a server's first contract is pinned; any
 //	         later drift is recorded and blocks. A new client profile is
-//	         pinned when every definition it shares with a pinned profile is
-//	         identical there (see Profiles).
+//	         pinned by the new-profile rule (see Profiles).
 //	strict   no trust on first use and no new profile without review: a
 //	         server's first contract is recorded as its pending change
 //	         (Drift, compared with the empty contract) and nothing is pinned
@@ -56,16 +55,79 @@
 // A server may legitimately list more to a client that declares more
 // capabilities (the reference server-everything lists get-roots-list only to
 // clients that declare roots). A record therefore pins one contract per
-// profile: the protocol version and the sorted set of capability names the
-// client declared, written by ProfileKey as "2025-06-18|elicitation,roots".
-// A listing is compared with the pin of its own profile. A profile seen for
-// the first time on a pinned server is accepted under guard (and recorded
-// under monitor) only if every definition it shares by kind and name with
-// any pinned profile is identical there (the same digests) and its
-// instructions are identical to every pinned profile's; under strict only if
-// its whole contract equals one pinned profile's. Anything else is drift. A
-// record awaiting its first approval has no profile to compare with: every
-// listing is drift from the empty contract.
+// profile: the protocol version the client asked for and the sorted set of
+// capability names it declared, written by ProfileKey as
+// "2025-06-18|elicitation,roots". Only what the client declared makes the
+// key; the version the server answers is pinned with the profile (see
+// Protocol), never part of it. A listing is compared with the pin of its own
+// profile. A record awaiting its first approval has no profile to compare
+// with: every listing is drift from the empty contract.
+//
+// The new-profile rule. A profile seen for the first time on a pinned server
+// is accepted without review, under guard (and under monitor, which records
+// but forwards), only when all of these hold:
+//
+//   - every definition it shares by kind and name with a pinned profile is
+//     identical there (the same digests), and its instructions are
+//     identical to every pinned profile's;
+//   - it lists a definition (kind and name) no pinned profile lists only if
+//     its client declares a capability name that no pinned profile
+//     declared;
+//   - its session shows no protocol change (see Protocol).
+//
+// Under strict it is accepted only when its whole contract equals one
+// pinned profile's (and its session shows no protocol change). Anything else
+// is drift, compared with the pinned definitions it shares (extra ones
+// "added").
+//
+// The reasoning: servers vary their listings by the client's capabilities
+// (a roots tool for clients with roots), and that is the only variation a
+// person has not already seen that the store lets through, because a
+// capability is the one input the client, not the server, controls. Nothing
+// the server controls — the version it answers, the generation it agrees to
+// speak, whether it refuses server/discover, its paging or timing — can
+// make a client without a new capability see a definition that was never
+// pinned. A new client version with the same capabilities is a new profile
+// too, and it sees nothing new either. The cost: a server that lists more to
+// a new client version, for no capability, needs one review.
+//
+// Each profile entry keeps the escaped capability names its client declared
+// ("capabilities"). A profile an earlier release pinned does not: its names
+// are read from its key (ParseProfileKey), and a hashed key ("sha256:...")
+// counts as having declared every capability, so no capability can be new
+// against it (fail closed). The store keeps at most 256 names (16 KiB); a
+// longer list is kept as unknown the same way.
+//
+// # Protocol
+//
+// Each profile also pins the protocol version the server agreed to
+// (Observation.Protocol: a legacy initialize result's protocolVersion, for
+// 2026-07-28 the request's version), stored as sent when it is at most 128
+// bytes of UTF-8, else as "sha256:" and its hex digest. A later session of
+// the profile on another version is drift with a change of the pseudo-kind
+// contract.ProtocolKind (Name "", Old and New the two versions), labelled
+// protocol-downgraded when both are dates (YYYY-MM-DD) and the new one is
+// the earlier, else protocol-changed (a newer version, a non-date, or a
+// session that named none: "" is a value like any other). The definitions
+// may all match: the session is blocked all the same (guard, strict) or
+// reported (monitor).
+//
+// A session in which the client probed server/discover and the server
+// refused it (Observation.DiscoverRefused), when a pinned profile shows the
+// server spoke 2026-07-28 or later before, is drift too, labelled
+// protocol-downgraded (Old the modern version, New the session's), on a
+// pinned profile or a new one, even when every definition matches. A person
+// who approves that change allows it for that profile ("fallback": true):
+// the same fallback session matches from then on, while the modern
+// profile still verifies as before, and a fallback under another profile,
+// or to another version, is drift again. A server that never spoke
+// 2026-07-28 refuses every probe; that is no change.
+//
+// A profile pinned by an earlier release has no protocol ("protocol":
+// null). The first session of that profile that matches records the
+// protocol it ran on, as a profile event, and later sessions are checked
+// against it. Such a profile counts as having spoken 2026-07-28 when its
+// key's version is a modern one.
 //
 // # Record file
 //
@@ -74,7 +136,7 @@
 // stored canonical definitions keep their bytes). Laid out for reading:
 //
 //	{
-//	  "version": 1,
+//	  "version": 2,
 //	  "id": "3f9a0c1b2d4e5f60",
 //	  "label": "memory",
 //	  "created": "2026-11-02T09:00:00Z",
@@ -85,27 +147,48 @@
 //	      "contract": "<64 hex>",
 //	      "sets": {"prompts": "<hex>", "resourceTemplates": "<hex>", "resources": "<hex>", "tools": "<hex>"},
 //	      "instructions": "<hex>" or null,
-//	      "definitions": {"tools": [{"name": "read_graph", "digest": "<hex>"}], ...}
+//	      "definitions": {"tools": [{"name": "read_graph", "digest": "<hex>"}], ...},
+//	      "capabilities": ["roots"] or null,   // escaped as in the key; null: not known (see Profiles)
+//	      "protocol": "2025-06-18" or null,    // null: not recorded yet (see Protocol)
+//	      "fallback": false                    // a refused server/discover approved for this profile
 //	    }
 //	  },
-//	  "pending": null or {
-//	    "profile": "2025-06-18|roots",
-//	    "detected": "...",
-//	    "contract": ..., "sets": ..., "instructions": ..., "definitions": ...,  // what the server showed
-//	    "base": {"contract": ..., "sets": ..., "instructions": ..., "definitions": ...},  // what it was compared with
-//	    "changes": [{"kind": "tools", "name": "read_graph", "op": "changed", "old": "<hex>", "new": "<hex>",
-//	                 "labels": [{"code": "new-field", "detail": "..."}]}]
+//	  "pending": {                             // {} when nothing is pending
+//	    "2025-06-18|roots": {
+//	      "detected": "...",
+//	      "contract": ..., "sets": ..., "instructions": ..., "definitions": ...,  // what the server showed
+//	      "capabilities": [...] or null, "protocol": "..." or null, "fallback": false,  // of that session
+//	      "base": {"contract": ..., "sets": ..., "instructions": ..., "definitions": ...},  // what it was compared with
+//	      "changes": [{"kind": "tools", "name": "read_graph", "op": "changed", "old": "<hex>", "new": "<hex>",
+//	                   "labels": [{"code": "new-field", "detail": "..."}]}]
+//	    }
 //	  },
-//	  "reviewed": null or {"profile": "...", "digest": "<pending contract digest>", "time": "..."},
+//	  "reviewed": null or {"digest": "<review-set digest>", "time": "..."},
 //	  "definitions": {"<hex>": <the RFC 8785 form of the definition>},
 //	  "instructions": {"<hex>": "<instructions text>"}
 //	}
 //
-// "profiles" is an empty object while a server awaits its first approval
-// (see Postures): "pending" then holds the first contract it showed, with
-// the empty contract as its base and every definition and the instructions
-// "added" in its changes. A record with no profile and nothing pending, or
-// with no profile and a base that is not the empty contract, is malformed.
+// "pending" holds one change per profile whose session drifted: a drift
+// under one profile replaces that profile's entry only. A pending entry's
+// "fallback" says its session refused server/discover after the server had
+// spoken 2026-07-28 (the change then carries that protocol-downgraded
+// label). "profiles" is an empty object while a server awaits its first
+// approval (see Postures): "pending" then holds the first contracts it
+// showed, each with the empty contract as its base and every definition and
+// the instructions "added" in its changes. A record with no profile and
+// nothing pending, or with no profile and a base that is not the empty
+// contract, is malformed.
+//
+// Version 1 records (earlier releases) still read: they had a single
+// "pending" object with a "profile" member, a review mark {"profile",
+// "digest" (the pending contract digest), "time"}, and profiles without
+// "capabilities", "protocol" and "fallback". They are converted in memory
+// (the pending change becomes the only pending entry, its and every
+// profile's capabilities and protocol null, the review mark the review-set
+// digest of the one-entry set it named) and written as version 2 by the
+// next change. The file's bytes are what the event chain covers, so the
+// conversion changes nothing about tamper evidence. A record is read only
+// in the shape of the version it names; any other version is malformed.
 //
 // Definitions and instructions texts are stored once, addressed by digest,
 // for every contract the record mentions (profiles, pending, base), so that
@@ -113,9 +196,31 @@
 // UTF-16 order, ties by digest) and may repeat a name when a server does.
 // Every digest is recomputed when a record is read: a definition whose
 // SHA-256 is not its key, or a contract whose stored digests do not match its
-// definitions, makes the record malformed. The pending change is "reviewed"
-// when "reviewed" names its profile and contract digest; a new pending
-// change with another digest therefore starts unreviewed.
+// definitions, makes the record malformed.
+//
+// # Review
+//
+// A server's pending changes are reviewed and approved as one set, so that
+// a change three clients saw is one review and one approval. The set is
+// named by its review-set digest: the hex SHA-256 of the RFC 8785 form of
+//
+//	{"pending": [ITEM, ...], "type": "mcpseal-review-set", "version": 1}
+//
+// with one ITEM per pending profile, in byte order of the profile keys:
+//
+//	{"contract": "<pending contract digest>", "fallback": <bool>,
+//	 "profile": "<profile key>", "protocol": "<version>" or null}
+//
+// (testdata/pin/review-set.json has vectors). MarkReviewed stores that
+// digest; the set is reviewed while its digest is the stored one, so a
+// drift under any profile (a changed entry, a new one) leaves it
+// unreviewed, and Approve of the reviewed digest refuses (ErrPendingMoved).
+// Approve pins every pending entry as its profile's pin (contract,
+// capabilities, protocol; a fallback entry allows fallback for the
+// profile) and clears the set. Where earlier releases took a pending
+// contract digest, MarkReviewed and Approve accept the contract digest of
+// the only pending profile as naming the set; with several pending it
+// names nothing.
 //
 // # Event chain
 //
@@ -124,10 +229,11 @@
 //	{"seq":1,"time":"2026-11-02T09:00:00Z","op":"pin","id":"3f9a0c1b2d4e5f60","record":"<64 hex>","prev":"0000…0000"}
 //
 // seq counts from 1 with no gaps; op is pin (first pin), profile (a profile
-// added), drift (a pending change recorded, including a server's first
-// contract seen under strict, which pins nothing), review (a pending change
-// marked reviewed), approve (a pending change pinned; for a server awaiting
-// its first approval, its first pin) or forget; record is the
+// added, or a profile an earlier release pinned given its protocol), drift
+// (a profile's pending change recorded, including a server's first contract
+// seen under strict, which pins nothing), review (the pending set marked
+// reviewed), approve (the pending set pinned; for a server awaiting its
+// first approval, its first pin) or forget; record is the
 // SHA-256 of the record file's bytes after the operation (null after
 // forget); prev is the SHA-256 of the previous line's bytes without its
 // newline (64 zeros for the first line). Lines must be exactly as this
@@ -163,12 +269,19 @@
 //
 //	st, _ := pin.Open(home)
 //	id := pin.IdentityForName("memory")
-//	res, err := st.Observe(id, pin.Observation{ClientVersion: "2025-06-18", Capabilities: []string{"roots"}}, c, pin.Guard, time.Now())
+//	o := pin.Observation{ClientVersion: "2025-06-18", Capabilities: []string{"roots"}, Protocol: "2025-06-18"}
+//	res, err := st.Observe(id, o, c, pin.Guard, time.Now())
 //	switch {
 //	case errors.Is(err, pin.ErrTampered): // hold: the pin cannot be trusted
 //	case err != nil: // hold: the pin could not be read or written
 //	case res.Outcome == pin.Drift: // block; res.Changes carries the labels
 //	}
+//
+// and later, at a terminal, after showing every pending profile's change:
+//
+//	rec, _ := st.Get(id.ID)
+//	st.MarkReviewed(id.ID, rec.PendingDigest)
+//	st.Approve(id.ID, rec.PendingDigest, time.Now()) // every pending profile at once
 package pin
 
 import (
@@ -203,8 +316,7 @@ type Posture string
 
 const (
 	// Guard trusts on first use and blocks on any later drift; a new client
-	// profile is accepted when every definition it shares with the pin is
-	// identical.
+	// profile is accepted by the new-profile rule (package doc, Profiles).
 	Guard Posture = "guard"
 	// Strict trusts nothing without review: a server's first contract is
 	// recorded as a pending change, not pinned, and blocks until approved;
@@ -236,9 +348,10 @@ const (
 	Match
 	// ProfileAdded: a new client profile was accepted and pinned.
 	ProfileAdded
-	// Drift: the contract differs; it is recorded as the pending change and
-	// the pin is unchanged. Under strict a server's first contract is
-	// Drift too (see Result.AwaitingApproval).
+	// Drift: the contract or the session's protocol differs; it is
+	// recorded as the profile's pending change and the pin is unchanged.
+	// Under strict a server's first contract is Drift too (see
+	// Result.AwaitingApproval).
 	Drift
 )
 
@@ -264,9 +377,13 @@ type Result struct {
 	// contract made of the pinned definitions it shares, and the empty
 	// contract when AwaitingApproval.
 	Pinned *contract.Contract
-	// Changes lists what differs from Pinned (Drift only).
+	// Changes lists what differs from Pinned (Drift only), a change of
+	// kind contract.ProtocolKind last when the protocol differs (Pinned
+	// may then equal the observed contract).
 	Changes []contract.Change
-	// Pending is the pending contract's digest (Drift only).
+	// Pending is the pending contract's digest of this profile (Drift
+	// only). Review and approval act on the server's whole pending set
+	// (Record.PendingDigest).
 	Pending string
 	// AwaitingApproval reports a Drift on a server with no pinned profile:
 	// its first contract waits for a person's approval (strict), so
@@ -283,8 +400,8 @@ var (
 	ErrNotFound = errors.New("no such pinned server")
 	// ErrNoPending: the server has no pending change.
 	ErrNoPending = errors.New("no pending change")
-	// ErrPendingMoved: the pending change is not the one named (it was
-	// replaced since it was reviewed).
+	// ErrPendingMoved: the pending set is not the one named (a profile's
+	// change was replaced or added since it was reviewed).
 	ErrPendingMoved = errors.New("the pending change moved")
 )
 

@@ -19,16 +19,24 @@ type Record struct {
 	// Profiles holds the pinned contract of every profile, by key order.
 	// It is empty while the server awaits its first approval.
 	Profiles []Profile
-	// Pending is the change waiting for review, nil if none.
-	Pending *Pending
+	// Pending holds every pending profile's change, by key order; empty
+	// when nothing is pending. They are reviewed and approved as one set.
+	Pending []Pending
+	// PendingDigest is the review-set digest of Pending (see the package
+	// doc's Review section): what MarkReviewed marks and Approve pins. It
+	// is "" when nothing is pending.
+	PendingDigest string
+	// PendingReviewed reports whether the pending set, exactly as it is,
+	// was marked reviewed.
+	PendingReviewed bool
 	// Reviewed is the last review mark, nil if none. It may name an older
-	// pending change than Pending (the pending change moved since review).
+	// pending set than PendingDigest (the pending set moved since review).
 	Reviewed *Review
 }
 
-// AwaitingApproval reports whether no profile is pinned yet: Pending is
-// the first contract the server showed (under strict), compared with the
-// empty contract, and nothing about the server is trusted until it is
+// AwaitingApproval reports whether no profile is pinned yet: Pending holds
+// the first contracts the server showed (under strict), compared with the
+// empty contract, and nothing about the server is trusted until they are
 // approved.
 func (r *Record) AwaitingApproval() bool { return len(r.Profiles) == 0 }
 
@@ -38,33 +46,44 @@ type Profile struct {
 	Pinned   time.Time
 	Contract *contract.Contract
 	Digests  contract.Digests
+	// Protocol is the protocol version the server agreed to, as stored
+	// (server text: show it escaped); nil when not recorded yet (pinned
+	// by an earlier release).
+	Protocol *string
+	// Fallback reports that a person approved sessions of this profile in
+	// which the server refused server/discover after speaking 2026-07-28.
+	Fallback bool
 }
 
-// A Pending change is a contract that drifted from the pin, waiting for a
-// person to review and approve it.
+// A Pending change is a contract that drifted from the pin under one
+// profile, waiting for a person to review and approve it.
 type Pending struct {
 	Profile  string
 	Detected time.Time
-	// Digest is the pending contract's digest; approving needs it.
+	// Digest is the pending contract's digest.
 	Digest   string
 	Contract *contract.Contract
 	Digests  contract.Digests
+	// Protocol is the protocol version of the session, nil for a change an
+	// earlier release recorded; approving pins it.
+	Protocol *string
+	// Fallback reports a session in which the server refused
+	// server/discover after it had spoken 2026-07-28.
+	Fallback bool
 	// Base is what the pending contract was compared with: the profile's
 	// pin, for a new profile the pinned definitions it shares, or the empty
 	// contract when nothing is pinned yet (Record.AwaitingApproval).
 	Base        *contract.Contract
 	BaseDigests contract.Digests
-	Changes     []contract.Change
-	// Reviewed reports whether this pending change (profile and digest)
-	// was marked reviewed.
-	Reviewed bool
+	// Changes lists what differs from Base, a protocol change last.
+	Changes []contract.Change
 }
 
-// A Review is a mark left by MarkReviewed.
+// A Review is a mark left by MarkReviewed: the review-set digest of the
+// pending set it covered.
 type Review struct {
-	Profile string
-	Digest  string
-	Time    time.Time
+	Digest string
+	Time   time.Time
 }
 
 // A Summary is one line of List.
@@ -81,10 +100,15 @@ type Summary struct {
 	// across profiles.
 	Definitions  int
 	DriftPending bool
-	// Pending is the pending contract's digest, "" if none.
+	// Pending is the contract digest of the first pending profile (by key
+	// order), "" if none: what earlier releases reported.
 	Pending string
+	// PendingDigest is the review-set digest of the pending set, "" if
+	// none; PendingProfiles the number of pending profiles.
+	PendingDigest   string
+	PendingProfiles int
 	// AwaitingApproval reports that no profile is pinned yet: the pending
-	// change is the first contract the server showed (under strict).
+	// changes are the first contracts the server showed (under strict).
 	// DriftPending is then set too.
 	AwaitingApproval bool
 	// Tampered is why the server's pin cannot be trusted, "" when it is
@@ -128,9 +152,10 @@ func (s *Store) export(r *record) (*Record, error) {
 		if err != nil {
 			return nil, tampered(r.ID, err.Error())
 		}
-		out.Profiles = append(out.Profiles, Profile{Key: key, Pinned: p.Pinned, Contract: c, Digests: c.Digests()})
+		out.Profiles = append(out.Profiles, Profile{Key: key, Pinned: p.Pinned, Contract: c, Digests: c.Digests(), Protocol: p.Protocol, Fallback: p.Fallback})
 	}
-	if p := r.Pending; p != nil {
+	for _, key := range r.pendingKeys() {
+		p := r.Pending[key]
 		c, err := r.build(&p.contractEntry)
 		if err != nil {
 			return nil, tampered(r.ID, err.Error())
@@ -139,28 +164,24 @@ func (s *Store) export(r *record) (*Record, error) {
 		if err != nil {
 			return nil, tampered(r.ID, err.Error())
 		}
-		out.Pending = &Pending{
-			Profile:     p.Profile,
+		out.Pending = append(out.Pending, Pending{
+			Profile:     key,
 			Detected:    p.Detected,
 			Digest:      p.Contract,
 			Contract:    c,
 			Digests:     c.Digests(),
+			Protocol:    p.Protocol,
+			Fallback:    p.Fallback,
 			Base:        base,
 			BaseDigests: base.Digests(),
 			Changes:     p.Changes,
-			Reviewed:    r.reviewed(),
-		}
+		})
 	}
+	out.PendingDigest, out.PendingReviewed = r.reviewSet(), r.reviewed()
 	if m := r.Reviewed; m != nil {
-		out.Reviewed = &Review{Profile: m.Profile, Digest: m.Digest, Time: m.Time}
+		out.Reviewed = &Review{Digest: m.Digest, Time: m.Time}
 	}
 	return out, nil
-}
-
-// reviewed reports whether the pending change carries the review mark.
-func (r *record) reviewed() bool {
-	return r.Pending != nil && r.Reviewed != nil &&
-		r.Reviewed.Profile == r.Pending.Profile && r.Reviewed.Digest == r.Pending.Contract
 }
 
 // List summarises every server in the store, in id order. A server whose
@@ -208,8 +229,9 @@ func (s *Store) List() ([]Summary, error) {
 				}
 			}
 			sum.Definitions = len(names)
-			if r.Pending != nil {
-				sum.DriftPending, sum.Pending = true, r.Pending.Contract
+			if keys := r.pendingKeys(); len(keys) > 0 {
+				sum.DriftPending, sum.Pending = true, r.Pending[keys[0]].Contract
+				sum.PendingDigest, sum.PendingProfiles = r.reviewSet(), len(keys)
 			}
 			sum.AwaitingApproval = len(r.Profiles) == 0
 		}

@@ -15,8 +15,10 @@ import (
 	"github.com/mcpseal/mcpseal/contract"
 )
 
-// recordVersion is the record file format version.
-const recordVersion = 1
+// recordVersion is the record file format version. Version 1 records
+// (one pending change, no capabilities or protocol in a profile) still read:
+// see upgradeV1.
+const recordVersion = 2
 
 // record is the content of pins/<id>.json (see the package doc).
 type record struct {
@@ -26,7 +28,7 @@ type record struct {
 	Created      time.Time                  `json:"created"`
 	Updated      time.Time                  `json:"updated"`
 	Profiles     map[string]*profileEntry   `json:"profiles"`
-	Pending      *pendingEntry              `json:"pending"`
+	Pending      map[string]*pendingEntry   `json:"pending"`
 	Reviewed     *reviewMark                `json:"reviewed"`
 	Definitions  map[string]json.RawMessage `json:"definitions"`
 	Instructions map[string]string          `json:"instructions"`
@@ -46,23 +48,42 @@ type definitionRef struct {
 	Digest string `json:"digest"`
 }
 
+// sessionFacts is what a profile entry and a pending entry keep of the
+// session besides its contract.
+type sessionFacts struct {
+	// Capabilities are the capability names the client declared, each
+	// escaped as in a profile key, sorted by bytes, no repeats; nil when
+	// not known (a record of version 1, or more than the store keeps): see
+	// declared.
+	Capabilities []string `json:"capabilities"`
+	// Protocol is the version the server agreed to (Observation.Protocol,
+	// see normalizeProtocol); nil when not recorded (version 1).
+	Protocol *string `json:"protocol"`
+	// Fallback, in a profile: a person approved sessions of this profile
+	// in which the server refused server/discover after it had spoken
+	// 2026-07-28. In a pending entry: this change is such a session.
+	Fallback bool `json:"fallback"`
+}
+
 type profileEntry struct {
 	Pinned time.Time `json:"pinned"`
 	contractEntry
+	sessionFacts
 }
 
 type pendingEntry struct {
-	Profile  string    `json:"profile"`
 	Detected time.Time `json:"detected"`
 	contractEntry
+	sessionFacts
 	Base    contractEntry     `json:"base"`
 	Changes []contract.Change `json:"changes"`
 }
 
+// reviewMark names the pending set a person reviewed by its review-set
+// digest (see reviewSet).
 type reviewMark struct {
-	Profile string    `json:"profile"`
-	Digest  string    `json:"digest"`
-	Time    time.Time `json:"time"`
+	Digest string    `json:"digest"`
+	Time   time.Time `json:"time"`
 }
 
 // texts holds definition and instruction texts by digest while a record is
@@ -164,11 +185,12 @@ func equalDigest(a, b *string) bool {
 // entries lists every contract the record mentions.
 func (r *record) entries() []*contractEntry {
 	var out []*contractEntry
-	for _, key := range slices.Sorted(maps.Keys(r.Profiles)) {
+	for _, key := range r.profileKeys() {
 		out = append(out, &r.Profiles[key].contractEntry)
 	}
-	if r.Pending != nil {
-		out = append(out, &r.Pending.contractEntry, &r.Pending.Base)
+	for _, key := range r.pendingKeys() {
+		p := r.Pending[key]
+		out = append(out, &p.contractEntry, &p.Base)
 	}
 	return out
 }
@@ -207,21 +229,53 @@ func encodeRecord(r *record) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeRecord parses and checks a record file of server id.
+// decodeRecord parses and checks a record file of server id. A record of
+// version 1 is upgraded in memory (upgradeV1); it is written as version 2
+// by the next change.
 func decodeRecord(id string, data []byte) (*record, error) {
-	var r record
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, errors.New("record file does not parse")
 	}
-	if dec.More() {
-		return nil, errors.New("record file has data after the record")
+	var r *record
+	switch head.Version {
+	case recordVersion:
+		r = new(record)
+		if err := decodeStrict(data, r); err != nil {
+			return nil, err
+		}
+	case 1:
+		var v1 recordV1
+		if err := decodeStrict(data, &v1); err != nil {
+			return nil, err
+		}
+		if v1.Version != 1 {
+			return nil, errors.New("record file does not parse")
+		}
+		r = v1.upgrade()
+	default:
+		return nil, errors.New("record file is malformed: unknown format version")
 	}
 	if err := r.check(id); err != nil {
 		return nil, fmt.Errorf("record file is malformed: %v", err)
 	}
-	return &r, nil
+	return r, nil
+}
+
+// decodeStrict decodes one JSON object into v, refusing unknown members
+// and trailing data.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New("record file does not parse")
+	}
+	if dec.More() {
+		return errors.New("record file has data after the record")
+	}
+	return nil
 }
 
 // check verifies everything a record says about itself.
@@ -235,11 +289,12 @@ func (r *record) check(id string) error {
 		return errors.New("no label")
 	case r.Profiles == nil:
 		return errors.New("no profiles")
-	case len(r.Profiles) == 0 && r.Pending == nil:
+	case r.Pending == nil:
+		return errors.New("no pending map")
+	case len(r.Profiles) == 0 && len(r.Pending) == 0:
 		return errors.New("no pinned profile and nothing pending")
-	case len(r.Profiles) == 0 && r.Pending.Base.Contract != emptyEntry().Contract:
-		return errors.New("a first contract awaiting approval compared with something other than the empty contract")
 	}
+	empty := emptyEntry().Contract
 	for digest, raw := range r.Definitions {
 		sum := sha256.Sum256(raw)
 		if hex.EncodeToString(sum[:]) != digest {
@@ -256,9 +311,23 @@ func (r *record) check(id string) error {
 		if key == "" || p == nil {
 			return errors.New("an empty profile")
 		}
+		if err := p.sessionFacts.check(); err != nil {
+			return err
+		}
 	}
-	if p := r.Pending; p != nil && p.Profile == "" {
-		return errors.New("a pending change without a profile")
+	for key, p := range r.Pending {
+		switch {
+		case key == "" || p == nil:
+			return errors.New("an empty pending change")
+		case len(r.Profiles) == 0 && p.Base.Contract != empty:
+			return errors.New("a first contract awaiting approval compared with something other than the empty contract")
+		}
+		if err := p.sessionFacts.check(); err != nil {
+			return err
+		}
+	}
+	if m := r.Reviewed; m != nil && !isDigest(m.Digest) {
+		return errors.New("a review mark without a digest")
 	}
 	for _, e := range r.entries() {
 		if _, err := r.build(e); err != nil {
@@ -268,7 +337,31 @@ func (r *record) check(id string) error {
 	return nil
 }
 
+// check verifies the form of what a profile or pending entry keeps of its
+// session: what Observe would have written.
+func (f *sessionFacts) check() error {
+	if f.Capabilities != nil {
+		if len(f.Capabilities) > maxStoredCapabilities || !slices.IsSorted(f.Capabilities) {
+			return errors.New("capability names out of order or too many")
+		}
+		for i, c := range f.Capabilities {
+			if u, ok := unescapeProfilePart(c); !ok || escapeProfilePart(u) != c || i > 0 && f.Capabilities[i-1] == c {
+				return errors.New("a capability name is not in profile-key form")
+			}
+		}
+	}
+	if p := f.Protocol; p != nil && normalizeProtocol(*p) != *p {
+		return errors.New("a protocol version is not in stored form")
+	}
+	return nil
+}
+
 // profileKeys returns the record's profile keys in order.
 func (r *record) profileKeys() []string {
 	return slices.Sorted(maps.Keys(r.Profiles))
+}
+
+// pendingKeys returns the profile keys of the pending changes in order.
+func (r *record) pendingKeys() []string {
+	return slices.Sorted(maps.Keys(r.Pending))
 }

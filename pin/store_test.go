@@ -42,7 +42,7 @@ func TestFirstPinThenMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rec.LastSeen.Equal(later) || rec.Label != "memory" || len(rec.Profiles) != 1 || rec.Pending != nil {
+	if !rec.LastSeen.Equal(later) || rec.Label != "memory" || len(rec.Profiles) != 1 || len(rec.Pending) != 0 {
 		t.Fatalf("record = %+v", rec)
 	}
 	if got, err := s.Get("memory"); err != nil || got.ID != id.ID {
@@ -95,10 +95,10 @@ func TestRugPullRecordsPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Pending == nil || rec.Pending.Digest != res.Pending || rec.Pending.Profile != profileA || rec.Pending.Reviewed {
+	if p := onlyPending(t, rec); p.Digest != res.Pending || p.Profile != profileA || rec.PendingReviewed {
 		t.Fatalf("pending = %+v", rec.Pending)
 	}
-	if got := rec.Pending.Contract.Digests().Contract; got != res.Pending {
+	if got := rec.Pending[0].Contract.Digests().Contract; got != res.Pending {
 		t.Fatalf("stored pending contract has digest %s", got)
 	}
 
@@ -112,14 +112,14 @@ func TestRugPullRecordsPending(t *testing.T) {
 	if len(eventLines(t, s)) != n {
 		t.Fatal("the same drift appended an event")
 	}
-	if rec, _ := s.Get(id.ID); !rec.Pending.Reviewed {
+	if rec, _ := s.Get(id.ID); !rec.PendingReviewed {
 		t.Fatal("the same drift lost the review mark")
 	}
 
 	// Monitor records the same way.
 	pulled2 := contractOf(nil, tool(t, "get_weather", "Weather."), tool(t, "send_mail", "Send mail."))
 	wantOutcome(t, observe(t, s, id, profileA, pulled2, Monitor), Drift)
-	if rec, _ := s.Get(id.ID); rec.Pending.Digest != pulled2.Digests().Contract || rec.Pending.Reviewed {
+	if rec, _ := s.Get(id.ID); onlyPending(t, rec).Digest != pulled2.Digests().Contract || rec.PendingReviewed {
 		t.Fatalf("monitor drift did not replace the pending change: %+v", rec.Pending)
 	}
 	if sums, err := s.List(); err != nil || len(sums) != 1 || !sums[0].DriftPending {
@@ -351,15 +351,17 @@ func TestProfileAddedUnderGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Profiles) != 2 || rec.Pending.Profile != profileC {
+	// Pending: the extra tool under the first profile, and the new
+	// profile's latest drift (which replaced its earlier one).
+	if len(rec.Profiles) != 2 || len(rec.Pending) != 2 || rec.Pending[0].Profile != profileA || rec.Pending[1].Profile != profileC {
 		t.Fatalf("record = %+v", rec)
 	}
-	// Approving the new profile's contract adds it.
-	if err := s.Approve(id.ID, rec.Pending.Digest, t0); err != nil {
+	// Approving the pending set adds the new profile.
+	if err := s.Approve(id.ID, rec.PendingDigest, t0); err != nil {
 		t.Fatal(err)
 	}
 	rec, _ = s.Get(id.ID)
-	if len(rec.Profiles) != 3 || rec.Pending != nil {
+	if len(rec.Profiles) != 3 || len(rec.Pending) != 0 {
 		t.Fatalf("after approve: %+v", rec)
 	}
 	mustVerify(t, s)
@@ -416,7 +418,7 @@ func TestApproveRefusesMovedPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Pending.Digest != d2 || rec.Pending.Reviewed || rec.Reviewed == nil || rec.Reviewed.Digest != d1 {
+	if onlyPending(t, rec).Digest != d2 || rec.PendingReviewed || rec.Reviewed == nil || rec.Reviewed.Digest != setOf(profileA, d1) {
 		t.Fatalf("record = %+v %+v", rec.Pending, rec.Reviewed)
 	}
 	wantOutcome(t, observe(t, s, id, profileA, c0, Guard), Match)
@@ -456,7 +458,7 @@ func TestInterruptedCommitRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustVerify(t, s)
-	if rec, err := s.Get(id.ID); err != nil || rec.Pending == nil || rec.Pending.Digest != d1 {
+	if rec, err := s.Get(id.ID); err != nil || len(rec.Pending) != 1 || rec.Pending[0].Digest != d1 {
 		t.Fatalf("Get after an interrupted commit = %+v, %v", rec, err)
 	}
 	wantOutcome(t, observe(t, s, id, profileA, c0, Guard), Match)

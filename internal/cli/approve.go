@@ -20,21 +20,23 @@ func newApproveCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "approve ID [--yes] [--digest D]",
-		Short: "Pin exactly the reviewed pending change of a server",
-		Long: `Pin the pending change of a server that 'mcpseal review ID' showed, for
-the client profile it was seen under. For a server first seen under the
-strict posture, this pins its first contract. It refuses when the pending change
-was never reviewed or has moved since (the server showed yet another
-contract): review it again. --digest names the pending contract digest to
-approve instead of the reviewed one. Asks for confirmation on a terminal;
-without one, --yes is required. ID is the server's id or its label.`,
+		Short: "Pin exactly the reviewed pending changes of a server, for every profile",
+		Long: `Pin the pending changes of a server that 'mcpseal review ID' showed, for
+every client profile they were seen under, at once. For a server first
+seen under the strict posture, this pins its first contracts. It refuses
+when the pending changes were never reviewed or have moved since (the
+server showed yet another contract to any profile): review them again.
+--digest names the pending set to approve instead of the reviewed one: its
+review-set digest, or, when one profile is pending, that profile's pending
+contract digest. Asks for confirmation on a terminal; without one, --yes
+is required. ID is the server's id or its label.`,
 		Args: exactArgs(1, "one server id or label"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runApprove(e, args[0], yes, digest)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve without asking")
-	cmd.Flags().StringVar(&digest, "digest", "", "approve this pending contract digest (64 hex characters)")
+	cmd.Flags().StringVar(&digest, "digest", "", "approve this pending set: its review-set digest, or the pending contract digest of a single pending profile (64 hex characters)")
 	return cmd
 }
 
@@ -47,8 +49,7 @@ func runApprove(e *env, ref string, yes bool, digest string) error {
 	if err != nil {
 		return storeError(err)
 	}
-	p := rec.Pending
-	if p == nil {
+	if len(rec.Pending) == 0 {
 		return fmt.Errorf("server %s (%s) has no pending change", rec.ID, rec.Label)
 	}
 	review := fmt.Sprintf("run 'mcpseal review %s' to see the change now pending", rec.ID)
@@ -57,15 +58,16 @@ func runApprove(e *env, ref string, yes bool, digest string) error {
 		if !isHexDigest(digest) {
 			return &usageError{withHint(errors.New("--digest must be 64 lowercase hex characters"), "copy it from 'mcpseal review %s --json'", rec.ID)}
 		}
-		if digest != p.Digest {
-			return withHint(fmt.Errorf("the pending change moved: it is %s, not %s", p.Digest, digest), "%s", review)
+		single := len(rec.Pending) == 1 && digest == rec.Pending[0].Digest
+		if digest != rec.PendingDigest && !single {
+			return withHint(fmt.Errorf("the pending change moved: it is %s, not %s", rec.PendingDigest, digest), "%s", review)
 		}
 	} else {
 		switch {
-		case p.Reviewed:
-			digest = p.Digest
+		case rec.PendingReviewed:
+			digest = rec.PendingDigest
 		case rec.Reviewed != nil:
-			return withHint(fmt.Errorf("the pending change moved since it was reviewed: %s was reviewed, %s is pending now", rec.Reviewed.Digest, p.Digest), "%s", review)
+			return withHint(fmt.Errorf("the pending change moved since it was reviewed: %s was reviewed, %s is pending now", rec.Reviewed.Digest, rec.PendingDigest), "%s", review)
 		default:
 			return withHint(errors.New("the pending change has not been reviewed"), "run 'mcpseal review %s' first", rec.ID)
 		}
@@ -74,7 +76,13 @@ func runApprove(e *env, ref string, yes bool, digest string) error {
 	if rec.AwaitingApproval() {
 		what = "first contract"
 	}
-	q := fmt.Sprintf("pin %s %s for server %s (%s) under profile %s?", what, digest, rec.ID, rec.Label, oneLine(p.Profile))
+	var q string
+	if len(rec.Pending) == 1 {
+		p := rec.Pending[0]
+		q = fmt.Sprintf("pin %s %s for server %s (%s) under profile %s?", what, p.Digest, rec.ID, rec.Label, oneLine(p.Profile))
+	} else {
+		q = fmt.Sprintf("pin the %ss of pending set %s for server %s (%s) under %s?", what, rec.PendingDigest, rec.ID, rec.Label, profileCount(len(rec.Pending)))
+	}
 	if err := confirm(e, yes, q); err != nil {
 		return err
 	}
@@ -84,7 +92,10 @@ func runApprove(e *env, ref string, yes bool, digest string) error {
 		}
 		return storeError(err)
 	}
-	fmt.Fprintf(e.stdout, "approved: server %s (%s) is pinned to contract %s under profile %s\n", rec.ID, rec.Label, digest, oneLine(p.Profile))
+	// What Approve pinned is what Get showed: it refuses any other set.
+	for _, p := range rec.Pending {
+		fmt.Fprintf(e.stdout, "approved: server %s (%s) is pinned to contract %s under profile %s\n", rec.ID, rec.Label, p.Digest, oneLine(p.Profile))
+	}
 	return nil
 }
 

@@ -48,6 +48,7 @@ func runList(e *env, asJSON bool) error {
 				j.Created, j.Updated, j.LastSeen = timePtr(s.Created), timePtr(s.Updated), timePtr(s.LastSeen)
 				j.Profiles, j.Definitions = s.Profiles, s.Definitions
 				j.DriftPending, j.Pending = s.DriftPending, s.Pending
+				j.PendingDigest, j.PendingProfiles = s.PendingDigest, s.PendingProfiles
 			}
 			out.Servers = append(out.Servers, j)
 		}
@@ -72,6 +73,9 @@ func runList(e *env, asJSON bool) error {
 			status = "awaiting first approval"
 		case s.DriftPending:
 			status = "drift pending"
+		}
+		if s.PendingProfiles > 1 {
+			status += fmt.Sprintf(" (%d profiles)", s.PendingProfiles)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.Label, humanTime(s.LastSeen), s.Profiles, s.Definitions, status)
 	}

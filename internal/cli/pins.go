@@ -121,7 +121,7 @@ func recordState(rec *pin.Record) string {
 	switch {
 	case rec.AwaitingApproval():
 		return stateAwaitingApproval
-	case rec.Pending != nil:
+	case len(rec.Pending) > 0:
 		return stateDriftPending
 	}
 	return stateOK
@@ -145,8 +145,14 @@ type summaryJSON struct {
 	// Definitions counts distinct (kind, name) pairs across profiles.
 	Definitions int `json:"definitions"`
 	// DriftPending is also true when State is awaiting-approval.
-	DriftPending bool   `json:"driftPending"`
-	Pending      string `json:"pending,omitempty"`
+	DriftPending bool `json:"driftPending"`
+	// Pending is the contract digest of the first pending profile (by
+	// key), as in earlier releases.
+	Pending string `json:"pending,omitempty"`
+	// PendingDigest is the review-set digest of every pending profile's
+	// change: what review marks and approve --digest takes.
+	PendingDigest   string `json:"pendingDigest,omitempty"`
+	PendingProfiles int    `json:"pendingProfiles,omitempty"`
 	// Tampered is why the server's pin cannot be trusted; the server's
 	// other fields are then absent.
 	Tampered string `json:"tampered,omitempty"`
@@ -159,18 +165,29 @@ type showJSON struct {
 	Label   string `json:"label"`
 	// State is ok, drift-pending or awaiting-approval (Profiles is then
 	// empty).
-	State    string          `json:"state"`
-	Created  time.Time       `json:"created"`
-	Updated  time.Time       `json:"updated"`
-	LastSeen *time.Time      `json:"lastSeen,omitempty"`
-	Profiles []profileJSON   `json:"profiles"`
-	Pending  *pendingJSON    `json:"pending"`
-	Reviewed *reviewMarkJSON `json:"reviewed"`
+	State    string        `json:"state"`
+	Created  time.Time     `json:"created"`
+	Updated  time.Time     `json:"updated"`
+	LastSeen *time.Time    `json:"lastSeen,omitempty"`
+	Profiles []profileJSON `json:"profiles"`
+	// Pending is the first pending profile's change (by key), null when
+	// nothing is pending; PendingProfiles lists every one, PendingDigest
+	// names them as one set (the review-set digest, see docs/pin-store.md).
+	Pending         *pendingJSON    `json:"pending"`
+	PendingProfiles []pendingJSON   `json:"pendingProfiles"`
+	PendingDigest   string          `json:"pendingDigest,omitempty"`
+	Reviewed        *reviewMarkJSON `json:"reviewed"`
 }
 
 type profileJSON struct {
 	Key    string    `json:"key"`
 	Pinned time.Time `json:"pinned"`
+	// Protocol is the version the server agreed to, null when an earlier
+	// release pinned the profile and no session has shown it since.
+	Protocol *string `json:"protocol"`
+	// Fallback: a person approved this profile's sessions in which the
+	// server refused server/discover after speaking 2026-07-28.
+	Fallback bool `json:"fallback,omitempty"`
 	contractJSON
 }
 
@@ -191,10 +208,17 @@ type definitionJSON struct {
 type pendingJSON struct {
 	Profile  string    `json:"profile"`
 	Detected time.Time `json:"detected"`
-	Reviewed bool      `json:"reviewed"`
+	// Reviewed reports whether the whole pending set is marked reviewed.
+	Reviewed bool    `json:"reviewed"`
+	Protocol *string `json:"protocol"`
+	Fallback bool    `json:"fallback,omitempty"`
 	contractJSON
 }
 
+// reviewMarkJSON is the last review mark. Digest is the review-set digest
+// of the set it covered; Profile, kept from earlier releases, is the
+// profile key when that set is the current one and holds one profile, else
+// "".
 type reviewMarkJSON struct {
 	Profile string    `json:"profile"`
 	Digest  string    `json:"digest"`
@@ -223,20 +247,34 @@ type reviewJSON struct {
 	// (the pending change is the first contract, compared with the empty
 	// contract: every definition is added).
 	State string `json:"state"`
-	// Pending is null when nothing is pending.
+	// Pending is the first pending profile's change (by key), null when
+	// nothing is pending: what earlier releases showed.
 	Pending *reviewPendingJSON `json:"pending"`
-	// Approve is the command that pins the reviewed change.
+	// Profiles lists every pending profile's change; review marks them
+	// reviewed together and approve pins them together.
+	Profiles []reviewPendingJSON `json:"profiles"`
+	// Digest is the review-set digest of Profiles (see docs/pin-store.md):
+	// what approve --digest takes. "" when nothing is pending.
+	Digest string `json:"digest,omitempty"`
+	// Identical reports that every pending profile shows the same changes.
+	Identical bool `json:"identical"`
+	// Approve is the command that pins the reviewed changes.
 	Approve string `json:"approve,omitempty"`
 }
 
 type reviewPendingJSON struct {
 	Profile  string    `json:"profile"`
 	Detected time.Time `json:"detected"`
-	// Digest is the pending contract's digest: what approve pins.
+	// Digest is the pending contract's digest. With one pending profile,
+	// approve --digest takes it too.
 	Digest string `json:"digest"`
 	// Base is the digest of the contract the pending one was compared with.
-	Base    string            `json:"base"`
-	Changes []contract.Change `json:"changes"`
+	Base string `json:"base"`
+	// Protocol is the version the pending session ran on (null when an
+	// earlier release recorded the change); approving pins it.
+	Protocol *string           `json:"protocol"`
+	Fallback bool              `json:"fallback,omitempty"`
+	Changes  []contract.Change `json:"changes"`
 }
 
 // verifyJSON is the output of verify --json.

@@ -140,7 +140,7 @@ func TestReviewThenApprove(t *testing.T) {
 
 	// No terminal and no --yes: nothing is written.
 	runPins(t, "", "approve", id.ID).want(t, 1, nil, []string{"stdin is not a terminal", "pass --yes"})
-	if rec, _ := st.Get(id.ID); rec.Pending == nil {
+	if rec, _ := st.Get(id.ID); len(rec.Pending) == 0 {
 		t.Fatal("approve without confirmation changed the pin")
 	}
 	// A person says no.
@@ -149,7 +149,7 @@ func TestReviewThenApprove(t *testing.T) {
 	// A person says yes.
 	runPins(t, "y\n", "approve", id.ID).want(t, 0, []string{"approved: server " + id.ID, pending}, nil)
 	rec, err := st.Get(id.ID)
-	if err != nil || rec.Pending != nil || rec.Profiles[0].Digests.Contract != pending {
+	if err != nil || len(rec.Pending) != 0 || rec.Profiles[0].Digests.Contract != pending {
 		t.Fatalf("after approve: %+v, %v", rec, err)
 	}
 	runPins(t, "", "review", id.ID).want(t, 0, []string{"nothing pending"}, nil)
@@ -175,7 +175,7 @@ func TestApproveCommandRefusesMovedPending(t *testing.T) {
 	runPins(t, "", "approve", id.ID, "--yes").want(t, 1, nil, []string{"moved since it was reviewed", "mcpseal review " + id.ID})
 	runPins(t, "", "approve", id.ID, "--yes", "--digest", first).want(t, 1, nil, []string{"the pending change moved"})
 	runPins(t, "", "approve", id.ID, "--yes", "--digest", "nothex").want(t, ExitUsage, nil, []string{"64 lowercase hex"})
-	if rec, _ := st.Get(id.ID); rec.Pending == nil || rec.Pending.Digest != moved.Pending {
+	if rec, _ := st.Get(id.ID); len(rec.Pending) != 1 || rec.Pending[0].Digest != moved.Pending {
 		t.Fatal("a refused approve changed the store")
 	}
 	// Approving by digest pins exactly that contract.
@@ -269,7 +269,7 @@ func TestReviewThenApproveFirstUse(t *testing.T) {
 	pinsFakeTerminal(t)
 	runPins(t, "y\n", "approve", "weather").want(t, 0, []string{"approved: server " + id.ID, pending}, []string{"pin first contract " + pending})
 	rec, err := st.Get(id.ID)
-	if err != nil || rec.AwaitingApproval() || rec.Pending != nil || len(rec.Profiles) != 1 || rec.Profiles[0].Digests.Contract != pending {
+	if err != nil || rec.AwaitingApproval() || len(rec.Pending) != 0 || len(rec.Profiles) != 1 || rec.Profiles[0].Digests.Contract != pending {
 		t.Fatalf("after approve: %+v, %v", rec, err)
 	}
 	res, err = st.Observe(id, pinsObservation, first, pin.Strict, time.Now())
