@@ -158,6 +158,12 @@ type Config struct {
 	// ConfirmTimeout bounds how long a person may take to answer a
 	// confirmation (default 2 minutes).
 	ConfirmTimeout time.Duration
+	// DiscoverRefused says the server already refused a server/discover
+	// probe of this client before the session began: the HTTP gateway's
+	// stateless session answered the probe, and the client's fallback
+	// initialize opens this one. A legacy session then reports the
+	// fallback to the pin store, as if the probe had come through it.
+	DiscoverRefused bool
 }
 
 type phase int
@@ -242,18 +248,19 @@ func New(cfg Config) *Session {
 		cfg.ConfirmTimeout = 2 * time.Minute
 	}
 	return &Session{
-		cfg:        cfg,
-		log:        cfg.Logger,
-		pending:    make(map[string]*pendingRequest),
-		own:        make(map[string]*ownRequest),
-		verified:   make(map[string]*contract.Contract),
-		seqs:       newSequences(),
-		caps:       make(map[string][]string),
-		obs:        make(map[string]pin.Observation),
-		asks:       make(map[string]string),
-		serverReqs: make(map[string]struct{}),
-		holds:      make(map[string]time.Time),
-		timeouts:   make(map[string]callTimeout),
+		cfg:             cfg,
+		log:             cfg.Logger,
+		discoverRefused: cfg.DiscoverRefused,
+		pending:         make(map[string]*pendingRequest),
+		own:             make(map[string]*ownRequest),
+		verified:        make(map[string]*contract.Contract),
+		seqs:            newSequences(),
+		caps:            make(map[string][]string),
+		obs:             make(map[string]pin.Observation),
+		asks:            make(map[string]string),
+		serverReqs:      make(map[string]struct{}),
+		holds:           make(map[string]time.Time),
+		timeouts:        make(map[string]callTimeout),
 	}
 }
 
@@ -317,6 +324,10 @@ func (s *Session) Status() Status {
 	}
 	return st
 }
+
+// DiscoverRefused reports whether the server refused a client's
+// server/discover in this session.
+func (s *Session) DiscoverRefused() bool { return s.discoverRefused }
 
 // Deadline returns when Tick must next be called, or the zero time.
 func (s *Session) Deadline() time.Time {

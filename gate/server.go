@@ -126,6 +126,9 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 	case p.handshake:
 		s.handshakeResult(p, m, frame)
 	case m.Result == nil:
+		if p.method == methodDiscover {
+			s.discoverRefused = true
+		}
 		s.toClient(frame)
 	case p.kind != "":
 		s.checkListing(p, m, frame)

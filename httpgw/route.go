@@ -3,6 +3,7 @@ package httpgw
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpseal/mcpseal/contract"
@@ -31,6 +32,11 @@ type route struct {
 
 	mu     sync.Mutex
 	modern *session
+	// discoverRefused: the route's server refused a client's
+	// server/discover in this gateway's stateless session. The client's
+	// fallback initialize opens a legacy session of its own, whose gate
+	// must know it to report the downgrade (gate.Config.DiscoverRefused).
+	discoverRefused atomic.Bool
 }
 
 // Identity returns the pin-store identity of a route: its "name", else
@@ -115,14 +121,15 @@ func (rt *route) newGate(gd Guard) *gate.Session {
 		pins = gd.Pins
 	}
 	cfg := gate.Config{
-		Identity:       rt.id,
-		Posture:        rt.posture,
-		Pins:           pins,
-		Hooks:          gd.Hooks,
-		ConfirmTimeout: gd.ConfirmTimeout,
-		Limits:         gate.Limits{VerifyTimeout: gw.lim.VerifyTimeout},
-		IDPrefix:       gate.NewIDPrefix(),
-		Logger:         gw.log.With("route", rt.name, "server", rt.id.Label),
+		Identity:        rt.id,
+		Posture:         rt.posture,
+		Pins:            pins,
+		Hooks:           gd.Hooks,
+		ConfirmTimeout:  gd.ConfirmTimeout,
+		Limits:          gate.Limits{VerifyTimeout: gw.lim.VerifyTimeout},
+		IDPrefix:        gate.NewIDPrefix(),
+		DiscoverRefused: rt.discoverRefused.Load(),
+		Logger:          gw.log.With("route", rt.name, "server", rt.id.Label),
 	}
 	if gw.cfg.OnDrift != nil {
 		cfg.OnDrift = func(d gate.DriftReport) { gw.cfg.OnDrift(rt.name, d) }

@@ -162,6 +162,9 @@ func (s *session) step(origin *exchange, f func() []gate.Out) {
 // after checks the gate's state once a step is done: a closed gate stops
 // the server; a verification deadline arms the timer.
 func (s *session) after() {
+	if s.modern && s.g.DiscoverRefused() {
+		s.rt.discoverRefused.Store(true)
+	}
 	if s.g.Status().Closed {
 		// Blocked, held or unverified: nothing more reaches the server, so
 		// it stops; the session stays and answers with the closure error
