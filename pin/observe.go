@@ -228,12 +228,19 @@ func acceptProfile(r *record, obs *contractEntry, caps []string, posture Posture
 		return false
 	}
 	// Whatever the profile declares, what it shares with a pinned profile
-	// must be identical there, and so must the instructions.
+	// must be identical there, and so must the instructions. What it may
+	// list without a new capability is what the server's first profile
+	// pinned, or a profile that declared nothing this one does not: a
+	// client that declared a capability of its own cannot launder a
+	// definition into what every later client may see.
 	pinnedNames := map[contract.Kind]map[string]bool{}
-	for _, p := range r.Profiles {
+	first := r.firstProfile()
+	for key, p := range r.Profiles {
 		if !equalDigest(p.Instructions, obs.Instructions) {
 			return false
 		}
+		names, all := declared(key, p.Capabilities)
+		within := key == first || !all && subset(names, caps)
 		for _, k := range contract.Kinds {
 			pinned := byName(p.Definitions[k])
 			for name, digests := range byName(obs.Definitions[k]) {
@@ -245,7 +252,9 @@ func acceptProfile(r *record, obs *contractEntry, caps []string, posture Posture
 				pinnedNames[k] = map[string]bool{}
 			}
 			for name := range pinned {
-				pinnedNames[k][name] = true
+				if within {
+					pinnedNames[k][name] = true
+				}
 			}
 		}
 	}

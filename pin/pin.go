@@ -72,7 +72,11 @@
 //     identical to every pinned profile's;
 //   - it lists a definition (kind and name) no pinned profile lists only if
 //     its client declares a capability name that no pinned profile
-//     declared;
+//     declared; otherwise each one it lists is pinned under the first
+//     profile (the earliest pinned) or under a profile whose client
+//     declared no capability this one does not, so a client that declared
+//     a capability of its own cannot launder a definition into what every
+//     later client may see;
 //   - its session shows no protocol change (see Protocol).
 //
 // Under strict it is accepted only when its whole contract equals one

@@ -69,6 +69,16 @@ func declared(key string, stored []string) (names []string, all bool) {
 	return escapedCapabilities(caps), false
 }
 
+// subset reports whether every name of a is in b.
+func subset(a, b []string) bool {
+	for _, n := range a {
+		if !slices.Contains(b, n) {
+			return false
+		}
+	}
+	return true
+}
+
 // declaresNewCapability reports whether caps (escaped) holds a name that
 // no pinned profile of r declared.
 func declaresNewCapability(r *record, caps []string) bool {

@@ -361,6 +361,18 @@ func (r *record) profileKeys() []string {
 	return slices.Sorted(maps.Keys(r.Profiles))
 }
 
+// firstProfile returns the key of the profile pinned first (ties broken
+// by key), "" when none is.
+func (r *record) firstProfile() string {
+	first := ""
+	for _, key := range r.profileKeys() {
+		if first == "" || r.Profiles[key].Pinned.Before(r.Profiles[first].Pinned) {
+			first = key
+		}
+	}
+	return first
+}
+
 // pendingKeys returns the profile keys of the pending changes in order.
 func (r *record) pendingKeys() []string {
 	return slices.Sorted(maps.Keys(r.Pending))
