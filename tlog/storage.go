@@ -103,7 +103,7 @@ func (d *Dir) WriteFile(name string, data []byte) error {
 		d.root.Remove(tmp)
 		return err
 	}
-	if df, err := d.root.Open(dir); err == nil {
+	if df, err := d.root.OpenFile(dir, os.O_RDONLY|nonBlock, 0); err == nil {
 		df.Sync()
 		df.Close()
 	}
