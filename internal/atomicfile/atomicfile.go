@@ -146,5 +146,5 @@ func readLimited(f *os.File, path string, limit int64) ([]byte, error) {
 }
 
 func tooLarge(path string, limit int64) error {
-	return fmt.Errorf("%s is larger than %d bytes: %w", filepath.Base(path), limit, ErrTooLarge)
+	return fmt.Errorf("%s is %w of %d bytes", filepath.Base(path), ErrTooLarge, limit)
 }
