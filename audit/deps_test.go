@@ -11,5 +11,5 @@ import (
 // nothing of the policy or the gate, which hand it events.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "audit", "contract", "canon")
+	depcheck.Only(t, "audit", "contract", "canon", "internal/atomicfile")
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // This file reads the log's files: the tip the next event chains to, the
@@ -36,15 +38,19 @@ func (t *tip) advance(seq int64, hash string, n int64) {
 var errTail = errors.New("the audit log's last event is unreadable or tampered with; run 'mcpseal audit verify'")
 
 // tip reads the last event under the exclusive lock. Bytes after the last
-// newline of current.jsonl are an interrupted append and are cut off.
+// newline of current.jsonl are an interrupted append and are cut off. A
+// current.jsonl that is not a regular file (a FIFO, a link) is a log whose
+// tail cannot be read: errTail.
 func (l *Log) tip() (tip, error) {
 	t := tip{hash: zeroHash}
 	cur := filepath.Join(l.dir, currentName)
-	fi, err := os.Stat(cur)
+	fi, err := os.Lstat(cur)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return t, fmt.Errorf("reading the audit log: %w", err)
+	case !fi.Mode().IsRegular():
+		return t, errTail
 	case l.last != nil && os.SameFile(fi, l.lastFile) && fi.Size() == l.last.size:
 		return *l.last, nil
 	default:
@@ -53,7 +59,7 @@ func (l *Log) tip() (tip, error) {
 			return t, errTail
 		}
 		if end < fi.Size() {
-			if err := os.Truncate(cur, end); err != nil {
+			if err := truncate(cur, end); err != nil {
 				return t, fmt.Errorf("repairing the audit log: %w", err)
 			}
 		}
@@ -91,6 +97,20 @@ func (l *Log) tip() (tip, error) {
 	return tip{seq: ev.Seq, hash: lineHash(last)}, nil
 }
 
+// truncate cuts the file at path to size, through the safe opener: a link
+// planted at the name is refused, not followed.
+func truncate(path string, size int64) error {
+	f, err := atomicfile.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // tailWindow is how much of a file's end is read first to find its last
 // line: several lines of the usual few hundred bytes.
 const tailWindow = 4 << 10
@@ -98,7 +118,7 @@ const tailWindow = 4 << 10
 // tailOf returns the last complete line of the file at path (size bytes
 // long; nil when there is none) and the offset just past it.
 func tailOf(path string, size int64) ([]byte, int64, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -133,7 +153,7 @@ func tailIn(f *os.File, size, window int64) ([]byte, int64, error) {
 
 // lastLineOf returns the last complete line of a file.
 func lastLineOf(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +166,7 @@ func lastLineOf(path string) ([]byte, error) {
 
 // firstLineOf returns the first line of a file.
 func firstLineOf(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -209,15 +229,13 @@ type head struct {
 
 // readHead returns the head; ok is false when there is none.
 func readHead(dir string) (head, bool, error) {
-	f, err := os.Open(filepath.Join(dir, headName))
+	data, err := atomicfile.ReadFile(filepath.Join(dir, headName), maxHeadBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return head{}, false, nil
 	}
-	if err != nil {
-		return head{}, false, err
+	if errors.Is(err, atomicfile.ErrTooLarge) {
+		return head{}, false, errors.New("the head file is malformed")
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxHeadBytes+1))
 	if err != nil {
 		return head{}, false, err
 	}
@@ -237,7 +255,7 @@ func readHead(dir string) (head, bool, error) {
 // writeHead rewrites the head with one write at offset 0: the line has a
 // fixed length, so a reader never sees a mix of two heads' lengths.
 func writeHead(dir string, seq int64, hash string) error {
-	f, err := os.OpenFile(filepath.Join(dir, headName), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := atomicfile.OpenFile(filepath.Join(dir, headName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("writing the audit head: %w", err)
 	}

@@ -5,6 +5,7 @@ package audit
 import (
 	"os"
 
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,11 +27,4 @@ func lockFile(f *os.File, exclusive bool) error {
 func unlockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 
 // syncDir fsyncs a folder so that a rename or create in it is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func syncDir(dir string) error { return atomicfile.SyncDir(dir) }

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // Options configure a Log. Zero fields take the defaults.
@@ -72,7 +74,7 @@ func Open(home string, o Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := atomicfile.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the audit log: %w", err)
 	}
@@ -87,9 +89,14 @@ func ensureDir(home string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating the audit log: %w", err)
 	}
-	fi, err := os.Stat(dir)
+	// The audit folder is mcpseal's: a link in its place would send the
+	// log wherever it points. home itself may be a link (see pin.Open).
+	fi, err := os.Lstat(dir)
 	if err != nil {
 		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a folder (a symbolic link or a special file); the audit log is not written through it", dir)
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
 		return "", fmt.Errorf("%s is writable by other users; run chmod 700 on it", dir)
@@ -213,7 +220,7 @@ func (l *Log) flush(t *tip, buf *[]byte) error {
 	if len(*buf) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(filepath.Join(l.dir, currentName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := atomicfile.OpenFile(filepath.Join(l.dir, currentName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("writing the audit log: %w", err)
 	}
@@ -240,7 +247,7 @@ func (l *Log) flush(t *tip, buf *[]byte) error {
 // rotate renames current.jsonl to its first event's name.
 func (l *Log) rotate(t *tip) error {
 	cur := filepath.Join(l.dir, currentName)
-	f, err := os.OpenFile(cur, os.O_RDWR, 0)
+	f, err := atomicfile.OpenFile(cur, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("rotating the audit log: %w", err)
 	}

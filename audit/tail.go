@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // MaxTail bounds how many events Tail returns.
@@ -54,7 +56,7 @@ func Tail(home string, n int) (events []Event, skipped int, err error) {
 
 // lastEvents returns the last n events of one file, oldest first.
 func lastEvents(path string, n int) ([]Event, int, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}

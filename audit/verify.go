@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // A Report is what Verify found.
@@ -67,16 +69,27 @@ func (v *verifier) fault(file string, line int, seq int64, format string, args .
 func Verify(home string) (*Report, error) {
 	dir := Dir(home)
 	rep := &Report{Faults: []Fault{}, Notes: []string{}}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	v := &verifier{rep: rep, prevHash: zeroHash, anchors: map[int64]string{}}
+	switch fi, err := os.Lstat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
 		rep.Notes = append(rep.Notes, "there is no audit log yet")
+		return rep, nil
+	case err != nil:
+		return nil, err
+	case !fi.IsDir():
+		v.fault("", 0, 0, "the audit folder is not a folder (a symbolic link or a special file)")
 		return rep, nil
 	}
 	unlock, err := sharedLock(dir)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		// Verify only reads: it goes on without the lock.
+		v.fault(lockName, 0, 0, "%v", err)
+		unlock, err = func() {}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	v := &verifier{rep: rep, prevHash: zeroHash, anchors: map[int64]string{}}
 	h, ok, herr := readHead(dir)
 	v.head, v.hasHead = h, ok
 	files, err := rotatedFiles(dir)
@@ -88,7 +101,7 @@ func Verify(home string) (*Report, error) {
 			return nil, err
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, currentName)); err == nil {
+	if _, err := os.Lstat(filepath.Join(dir, currentName)); err == nil {
 		if err := v.file(dir, currentName, 0, true); err != nil {
 			return nil, err
 		}
@@ -100,7 +113,11 @@ func Verify(home string) (*Report, error) {
 
 // file verifies one file. first is the seq its name claims (rotated).
 func (v *verifier) file(dir, name string, first int64, current bool) error {
-	f, err := os.Open(filepath.Join(dir, name))
+	f, err := atomicfile.Open(filepath.Join(dir, name))
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		v.fault(name, 0, 0, "%v", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -191,6 +208,8 @@ func (v *verifier) checkStart() {
 
 func (v *verifier) checkHead(herr error) {
 	switch {
+	case errors.Is(herr, atomicfile.ErrNotRegular):
+		v.fault(headName, 0, 0, "%v", herr)
 	case herr != nil:
 		v.fault(headName, 0, 0, "the head file is malformed")
 	case !v.hasHead && v.rep.Events > 0:
@@ -209,7 +228,7 @@ func (v *verifier) checkHead(herr error) {
 
 // sharedLock takes the log's lock for reading, if the lock file exists.
 func sharedLock(dir string) (func(), error) {
-	f, err := os.Open(filepath.Join(dir, lockName))
+	f, err := atomicfile.Open(filepath.Join(dir, lockName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return func() {}, nil
 	}

@@ -9,5 +9,5 @@ import (
 // TestDependencies keeps the crawler on the log and the framing: it never touches the pin store or the gate.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "crawl", "tlog", "contract", "canon", "jsonrpc", "launch")
+	depcheck.Only(t, "crawl", "tlog", "contract", "canon", "jsonrpc", "launch", "internal/atomicfile")
 }

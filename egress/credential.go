@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strings"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // A Credential is the one header an upstream gets to authenticate mcpseal,
@@ -34,7 +34,10 @@ var reservedHeaders = map[string]bool{
 
 // LoadCredential reads a credential for header from file or from the
 // environment variable env (exactly one of them). Errors name the source,
-// never the value.
+// never the value. The file is the host's secret, kept where the host
+// keeps secrets (a mounted secret is a link into a versioned folder): a
+// final link is followed, but it must lead to a regular file, and a FIFO
+// or device is refused without blocking.
 func LoadCredential(header, file, env string, getenv func(string) string) (*Credential, error) {
 	canon := http.CanonicalHeaderKey(header)
 	if !validToken(header) || reservedHeaders[canon] || strings.HasPrefix(canon, "Mcp-") {
@@ -45,17 +48,12 @@ func LoadCredential(header, file, env string, getenv func(string) string) (*Cred
 	}
 	var value string
 	if file != "" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read the credential file: %w", err)
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxCredential+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("cannot read the credential file: %w", err)
-		}
-		if len(b) > maxCredential {
+		b, err := atomicfile.ReadFileFollow(file, maxCredential)
+		if errors.Is(err, atomicfile.ErrTooLarge) {
 			return nil, fmt.Errorf("the credential file %s is over %d bytes", file, maxCredential)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the credential file: %w", err)
 		}
 		value = string(b)
 		value = strings.TrimSuffix(strings.TrimSuffix(value, "\n"), "\r")
@@ -150,19 +148,16 @@ const maxCredentialFile = 64 << 10
 //	{"version": 1, "headers": {"Authorization": "Bearer sk-..."}}
 //
 // It must name exactly one header (an upstream gets one credential).
-// Errors name the file, never a value.
+// Errors name the file, never a value. The file is mcpseal's own state
+// (wrap writes it under $MCPSEAL_HOME/credentials): it must be a regular
+// file, not a link, and a FIFO or device is refused without blocking.
 func LoadCredentialFile(path string) (*Credential, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the credential file: %w", err)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxCredentialFile+1))
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the credential file: %w", err)
-	}
-	if len(b) > maxCredentialFile {
+	b, err := atomicfile.ReadFile(path, maxCredentialFile)
+	if errors.Is(err, atomicfile.ErrTooLarge) {
 		return nil, fmt.Errorf("the credential file %s is over %d bytes", path, maxCredentialFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the credential file: %w", err)
 	}
 	var doc struct {
 		Version int               `json:"version"`

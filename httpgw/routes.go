@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"sort"
 
 	"github.com/mcpseal/mcpseal/egress"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/pin"
 )
@@ -79,19 +78,16 @@ const (
 
 var routeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-// ReadRoutes reads and checks a routes file.
+// ReadRoutes reads and checks a routes file. It is the host's config: a
+// final link is followed, but a FIFO or device is refused without
+// blocking.
 func ReadRoutes(path string) (*Routes, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the routes file: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxRoutesFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the routes file: %w", err)
-	}
-	if len(b) > MaxRoutesFile {
+	b, err := atomicfile.ReadFileFollow(path, MaxRoutesFile)
+	if errors.Is(err, atomicfile.ErrTooLarge) {
 		return nil, fmt.Errorf("the routes file is over %d bytes", MaxRoutesFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the routes file: %w", err)
 	}
 	rs, err := ParseRoutes(b)
 	if err != nil {

@@ -11,15 +11,17 @@ import (
 
 // TestImports keeps launch low in the graph: it composes the canonical
 // form (canon), the frame envelope (jsonrpc) and the server interface it
-// implements (stdio), and knows nothing of pins, the gate, policy or the
+// implements (stdio), opens its files through the safe opener
+// (internal/atomicfile), and knows nothing of pins, the gate, policy or the
 // command line.
 func TestImports(t *testing.T) {
 	t.Parallel()
 	allowed := map[string]bool{
-		"github.com/mcpseal/mcpseal/canon":   true,
-		"github.com/mcpseal/mcpseal/jsonrpc": true,
-		"github.com/mcpseal/mcpseal/stdio":   true,
-		"golang.org/x/sys/unix":              true,
+		"github.com/mcpseal/mcpseal/canon":               true,
+		"github.com/mcpseal/mcpseal/internal/atomicfile": true,
+		"github.com/mcpseal/mcpseal/jsonrpc":             true,
+		"github.com/mcpseal/mcpseal/stdio":               true,
+		"golang.org/x/sys/unix":                          true,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

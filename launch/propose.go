@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // DefaultLimits are the limits a proposed profile starts with: enough for
@@ -211,7 +213,9 @@ const maxShebang = 256
 
 // shebang reads a #! line: the interpreter and its arguments.
 func shebang(path string) (interp string, args []string, ok bool, err error) {
-	f, err := os.Open(path)
+	// Follow: commands on PATH are links more often than not; a FIFO or
+	// device in their place is refused without blocking.
+	f, err := atomicfile.OpenFollow(path)
 	if err != nil {
 		return "", nil, false, err
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // maxPackageJSON bounds a package.json read to find a package's binary.
@@ -117,7 +119,8 @@ type npmPackage struct {
 
 func readPackageJSON(path string) (npmPackage, error) {
 	var p npmPackage
-	f, err := os.Open(path)
+	// Follow: package managers (pnpm) link packages into place.
+	f, err := atomicfile.OpenFollow(path)
 	if err != nil {
 		return p, err
 	}

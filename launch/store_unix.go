@@ -3,20 +3,23 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // openOwnedFile opens path without following a final symbolic link and
-// checks that it is a regular file that only its owner (this user or
-// root) may write.
+// without blocking on a FIFO (atomicfile.Open), and checks that it is a
+// regular file that only its owner (this user or root) may write.
 func openOwnedFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := atomicfile.Open(path)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return nil, fmt.Errorf("%s: %w; a profile must be a regular file", path, err)
+	}
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok && pe.Err == syscall.ELOOP {
-			return nil, fmt.Errorf("%s is a symbolic link; a profile must be a regular file", path)
-		}
 		return nil, err
 	}
 	fi, err := f.Stat()
@@ -64,9 +67,4 @@ func checkPrivateDir(dir string) error {
 
 // syncDir makes a rename in dir durable; a failure only weakens
 // durability, so it is ignored.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-}
+func syncDir(dir string) { _ = atomicfile.SyncDir(dir) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // EventsVersion is the version of every lock event line. Fields are only
@@ -36,9 +37,12 @@ type Events struct {
 	now func() time.Time
 }
 
-// OpenEvents opens (creating 0600, appending) the events file at path.
+// OpenEvents opens (creating 0600, appending) the events file at path. It
+// must be a regular file or absent: a FIFO (which would block the session
+// until a reader appears), a device or a symbolic link is refused. To
+// follow the events as they come, tail the file.
 func OpenEvents(path string) (*Events, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

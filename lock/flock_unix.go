@@ -5,6 +5,8 @@ package lock
 import (
 	"os"
 	"syscall"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // lockFile takes an exclusive advisory lock on f, waiting for it.
@@ -17,11 +19,4 @@ func lockFile(f *os.File) error {
 	}
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func syncDir(dir string) error { return atomicfile.SyncDir(dir) }

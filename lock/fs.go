@@ -1,8 +1,11 @@
 package lock
 
 import (
-	"github.com/mcpseal/mcpseal/internal/atomicfile"
+	"errors"
+	"fmt"
 	"os"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // WriteFileAtomic replaces path with data atomically (temporary file,
@@ -22,9 +25,16 @@ func (l *Lock) Write(path string) error {
 }
 
 // ReadFile reads and parses the lock at path, with no signature checks
-// (see Load for those).
+// (see Load for those). The lock must be a regular file: a FIFO, a device
+// or a symbolic link at path is refused without blocking, with an error
+// wrapping ErrTampered. A link is refused even though git can check one
+// out: it may point outside the repository, at bytes no review saw; name
+// the real file with --lock instead.
 func ReadFile(path string) (*Lock, []byte, error) {
 	data, err := atomicfile.ReadFile(path, MaxLockSize)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return nil, nil, fmt.Errorf("%w: %v", ErrTampered, err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -41,7 +51,8 @@ func WriteManifest(lockPath string, m *Manifest) error {
 	return WriteFileAtomic(lockPath+ManifestSuffix, data, 0o644)
 }
 
-// ReadManifest reads the manifest beside the lock at lockPath.
+// ReadManifest reads the manifest beside the lock at lockPath. Like the
+// lock, it must be a regular file, not a link.
 func ReadManifest(lockPath string) (*Manifest, error) {
 	data, err := atomicfile.ReadFile(lockPath+ManifestSuffix, maxManifest)
 	if err != nil {

@@ -48,9 +48,12 @@ type HostConfig struct {
 }
 
 // LoadHostConfig reads the host config at path, and every key file it
-// names. Paths in it must be absolute.
+// names. Paths in it must be absolute. Both are the machine owner's files,
+// often kept behind a link by configuration management: a final link is
+// followed (CheckOutside judges where it leads), but what it leads to must
+// be a regular file, and a FIFO never blocks the read.
 func LoadHostConfig(path string) (*HostConfig, error) {
-	data, err := atomicfile.ReadFile(path, maxHostConfig)
+	data, err := atomicfile.ReadFileFollow(path, maxHostConfig)
 	if err != nil {
 		return nil, fmt.Errorf("lock: host config: %w", err)
 	}
@@ -80,7 +83,7 @@ func LoadHostConfig(path string) (*HostConfig, error) {
 		if !filepath.IsAbs(f) {
 			return nil, fmt.Errorf("lock: host config %s: trusted key file %s must be an absolute path", path, strconv.Quote(f))
 		}
-		b, err := atomicfile.ReadFile(f, maxKeyFile)
+		b, err := atomicfile.ReadFileFollow(f, maxKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("lock: host config %s: trusted key file: %w", path, err)
 		}

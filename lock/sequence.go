@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // SequenceFormat is the sequence store's format tag.
@@ -37,9 +38,11 @@ type seenLock struct {
 // at path and, when it is newer, records it. It holds an exclusive lock
 // on path+".flock" throughout, so processes starting servers at the same
 // time cannot lose each other's updates. An equal sequence is accepted
-// only for the same lock digest.
+// only for the same lock digest. The store and its .flock are the host's
+// state: a FIFO or a link in their place is refused, never waited on or
+// followed.
 func acceptSequence(path, key string, m *Manifest) error {
-	f, err := os.OpenFile(path+".flock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := atomicfile.OpenFile(path+".flock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("lock: sequence store: %w", err)
 	}

@@ -27,14 +27,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/mcpseal/mcpseal/canon"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // MaxConfigSize bounds a config file. Real configs are a few KiB; VS Code
@@ -89,19 +88,16 @@ func (c *Config) Lookup(name string) (*Server, bool) {
 	return nil, false
 }
 
-// Load reads and parses the config at path.
+// Load reads and parses the config at path. A final link is followed
+// (the config is the project's, as a person wrote it), but a FIFO or
+// device is refused without blocking.
 func Load(path string) (*Config, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxConfigSize {
+	data, err := atomicfile.ReadFileFollow(path, MaxConfigSize)
+	if errors.Is(err, atomicfile.ErrTooLarge) {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, path, MaxConfigSize)
+	}
+	if err != nil {
+		return nil, err
 	}
 	c, err := Parse(data)
 	if err != nil {

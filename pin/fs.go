@@ -4,11 +4,15 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // writeSynced writes data to path (created 0600, truncated) and fsyncs it.
+// A FIFO or link at path is refused (atomicfile.ErrNotRegular), never
+// written through or truncated.
 func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // A Store is the pin store under one home folder. It is safe for
@@ -43,7 +44,12 @@ func DefaultHome(getenv func(string) string) (string, error) {
 }
 
 // Open opens the store under home, creating home/pins (0700) if needed. It
-// refuses a pins folder that other users may write to.
+// refuses a pins folder that other users may write to, and (with an error
+// wrapping ErrTampered) a pins or pins/seen folder that is a symbolic link
+// or not a folder. home itself may be a link: it is the person's choice,
+// made where they set $MCPSEAL_HOME; the folders under it are mcpseal's,
+// and a link there would move the pins, and their writes, wherever it
+// points.
 func Open(home string) (*Store, error) {
 	if !filepath.IsAbs(home) {
 		return nil, errors.New("the pin store's home must be an absolute path")
@@ -52,12 +58,17 @@ func Open(home string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "seen"), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the pin store: %w", err)
 	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, err
-	}
-	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
-		return nil, fmt.Errorf("%s is writable by other users; run chmod 700 on it", dir)
+	for _, d := range []string{dir, filepath.Join(dir, "seen")} {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, tampered("", fmt.Sprintf("%s is %s, not a folder", d, fileKind(fi.Mode())))
+		}
+		if runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
+			return nil, fmt.Errorf("%s is writable by other users; run chmod 700 on it", d)
+		}
 	}
 	return &Store{dir: dir}, nil
 }
@@ -83,7 +94,12 @@ type view struct {
 
 // open takes the store's lock and reads the event chain.
 func (s *Store) open(exclusive bool) (*view, error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	// A FIFO, folder or link in place of the lock file is refused, not
+	// waited on: the store's lock must be the store's own file.
+	f, err := atomicfile.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return nil, tampered("", "the lock file: "+err.Error())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the pin store lock: %w", err)
 	}
@@ -123,6 +139,9 @@ func (v *view) record(id string) (*record, error) {
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
 		return nil, tampered(id, "the record file cannot be read: "+err.Error())
+	}
+	if reason := v.s.strayFile(id); reason != "" {
+		return nil, tampered(id, reason)
 	}
 	ev, pinned := v.ch.pinned(id)
 	if !pinned {
@@ -173,6 +192,38 @@ func (v *view) record(id string) (*record, error) {
 		return nil, tampered(id, err.Error())
 	}
 	return r, nil
+}
+
+// strayFile returns why server id's other files (its interrupted commit's
+// .new file and its last-seen file) make the store suspect, "" when they
+// are absent or regular files. Neither is trusted for its contents (the
+// chain decides), but a FIFO, folder or link in their place is someone's
+// doing: a write would be blocked or redirected through it.
+func (s *Store) strayFile(id string) string {
+	for _, p := range []string{s.newPath(id), s.seenPath(id)} {
+		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+			rel, _ := filepath.Rel(s.dir, p)
+			return fmt.Sprintf("%s is %s, not a regular file", filepath.ToSlash(rel), fileKind(fi.Mode()))
+		}
+	}
+	return ""
+}
+
+// fileKind names what a file that should be a regular file is instead.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a folder"
+	}
+	return "a special file"
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -250,7 +301,7 @@ func (v *view) commit(op, id string, r *record, now time.Time) error {
 			return fmt.Errorf("the contract cannot be stored faithfully: %v", err)
 		}
 		if err := writeSynced(v.s.newPath(id), data); err != nil {
-			return err
+			return fileError(id, err)
 		}
 		digest = ptr(fileHash(data))
 	}
@@ -260,7 +311,7 @@ func (v *view) commit(op, id string, r *record, now time.Time) error {
 		return err
 	}
 	if err := v.appendEvent(append(line, '\n')); err != nil {
-		return err
+		return fileError("", err)
 	}
 	v.ch.add(e, lineHash(line))
 	if r != nil {
@@ -284,7 +335,7 @@ func (v *view) appendEvent(line []byte) error {
 	if v.ch.size+int64(len(line)) > maxEventsSize {
 		return fmt.Errorf("events.jsonl would pass its %d-byte limit", maxEventsSize)
 	}
-	f, err := os.OpenFile(v.s.eventsPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := atomicfile.OpenFile(v.s.eventsPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -312,6 +363,15 @@ func (v *view) appendEvent(line []byte) error {
 		return syncDir(v.s.dir)
 	}
 	return nil
+}
+
+// fileError makes a write that found a special file in place of one of
+// the store's files a tampered store.
+func fileError(id string, err error) error {
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return tampered(id, err.Error())
+	}
+	return err
 }
 
 // touch records that server id was seen at now. Last-seen times are not

@@ -30,6 +30,11 @@ func (r Report) OK() bool { return len(r.Faults) == 0 }
 // go in the report; the error is for a store that could not be read at all.
 func (s *Store) Verify() (Report, error) {
 	v, err := s.open(false)
+	var te *TamperError
+	if errors.As(err, &te) {
+		// The store's lock file is not a regular file.
+		return Report{Faults: []Fault{{Reason: te.Reason}}}, nil
+	}
 	if err != nil {
 		return Report{}, err
 	}
@@ -54,7 +59,6 @@ func (s *Store) Verify() (Report, error) {
 			continue
 		}
 		r, err := v.record(id)
-		var te *TamperError
 		switch {
 		case errors.As(err, &te):
 			rep.Faults = append(rep.Faults, Fault{ID: id, Reason: te.Reason})

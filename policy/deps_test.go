@@ -11,5 +11,5 @@ import (
 // the policy, never the other way round.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "policy", "contract", "canon")
+	depcheck.Only(t, "policy", "contract", "canon", "internal/atomicfile")
 }

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // Policy is a checked host policy file. It is immutable and safe for
@@ -98,8 +99,10 @@ func LoadDefault(home string) (*Policy, error) {
 	return p, err
 }
 
+// readPolicyFile reads the policy, a person's config: a final link is
+// followed, but a FIFO or device is refused without blocking.
 func readPolicyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenFollow(path)
 	if err != nil {
 		return nil, err
 	}

@@ -9,5 +9,5 @@ import (
 // TestDependencies keeps the site a reader of the log: it never reaches the pin store, the gate or the crawler.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "site", "tlog", "contract", "canon", "jsonrpc")
+	depcheck.Only(t, "site", "tlog", "contract", "canon", "jsonrpc", "internal/atomicfile")
 }

@@ -9,5 +9,5 @@ import (
 // TestDependencies keeps the log a format package: it knows contracts and digests, never the crawler, the site, the gate or the commands.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "tlog", "contract", "canon", "jsonrpc")
+	depcheck.Only(t, "tlog", "contract", "canon", "jsonrpc", "internal/atomicfile")
 }

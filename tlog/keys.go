@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -62,13 +63,22 @@ func GenerateKey(rand io.Reader, home, origin string) (vkey string, err error) {
 // LoadSigner reads the signing key of the log named origin.
 func LoadSigner(home, origin string) (note.Signer, note.Verifier, error) {
 	p := KeyPath(home, origin)
-	b, err := readSmallFile(p, maxKeyFile)
+	// The signing key is mcpseal's own file: not a link, not a FIFO.
+	f, err := atomicfile.Open(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the log's signing key: %w", err)
 	}
-	fi, err := os.Stat(p)
-	if err == nil && fi.Mode().Perm()&0o077 != 0 {
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the log's signing key: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, nil, fmt.Errorf("%s is readable by other users; run chmod 600 on it", p)
+	}
+	b, err := readSmallFrom(f, p, maxKeyFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the log's signing key: %w", err)
 	}
 	return ParseSigner(strings.TrimSpace(string(b)))
 }
@@ -130,12 +140,18 @@ func ReadWitnessFile(path string) (note.Verifier, error) {
 	return NewWitnessVerifier(strings.TrimSpace(string(b)))
 }
 
+// readSmallFile reads a key or checkpoint file a person names (a final
+// link is followed) without blocking on a FIFO or device.
 func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenFollow(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readSmallFrom(f, path, limit)
+}
+
+func readSmallFrom(f *os.File, path string, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err

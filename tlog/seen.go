@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -32,7 +33,8 @@ func (s *Seen) path(key note.Verifier) string {
 // verifier's memory was tampered with, and nothing falls back to trusting
 // whatever comes next.
 func (s *Seen) Load(key note.Verifier) (*SignedCheckpoint, error) {
-	b, err := readSmallFile(s.path(key), MaxCheckpointNote)
+	// The seen checkpoints are mcpseal's state: not a link, not a FIFO.
+	b, err := atomicfile.ReadFile(s.path(key), MaxCheckpointNote)
 	if isNotExist(err) {
 		return nil, nil
 	}
@@ -76,9 +78,6 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		os.Remove(tmp)
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	_ = atomicfile.SyncDir(filepath.Dir(path))
 	return nil
 }

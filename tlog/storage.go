@@ -54,7 +54,9 @@ func (d *Dir) Path() string { return d.path }
 func (d *Dir) Close() error { return d.root.Close() }
 
 func (d *Dir) ReadFile(name string, limit int64) ([]byte, error) {
-	f, err := d.root.Open(name)
+	// O_NONBLOCK: a FIFO planted in the log folder must not block the
+	// open; fstat below refuses it.
+	f, err := d.root.OpenFile(name, os.O_RDONLY|nonBlock, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func (d *Dir) WriteFile(name string, data []byte) error {
 		d.root.Remove(tmp)
 		return err
 	}
-	if df, err := d.root.Open(dir); err == nil {
+	if df, err := d.root.OpenFile(dir, os.O_RDONLY|nonBlock, 0); err == nil {
 		df.Sync()
 		df.Close()
 	}

@@ -118,7 +118,7 @@ const maxProjectDirs = 500
 // KnownProjectDirs lists the folders Claude Code has opened (the keys of
 // projects in ~/.claude.json), where project configs may be found.
 func KnownProjectDirs(claudeJSON string) []string {
-	src, err := atomicfile.ReadFile(claudeJSON, maxConfigSize)
+	src, err := atomicfile.ReadFileFollow(claudeJSON, maxConfigSize)
 	if err != nil {
 		return nil
 	}
@@ -152,7 +152,7 @@ func Existing(files []File) []File {
 // ShapeOfFile reads a file named with --config (bounded) and guesses its
 // shape.
 func ShapeOfFile(path string) (Shape, error) {
-	src, err := atomicfile.ReadFile(path, maxConfigSize)
+	src, err := atomicfile.ReadFileFollow(path, maxConfigSize)
 	if err != nil {
 		return "", err
 	}

@@ -81,7 +81,7 @@ func PlanUnwrap(files []File, o Options, recs *Records) *Plan {
 
 func (p *Plan) planFile(f File, wrap bool) *FilePlan {
 	fp := &FilePlan{File: f}
-	src, err := atomicfile.ReadFile(f.Path, maxConfigSize)
+	src, err := atomicfile.ReadFileFollow(f.Path, maxConfigSize)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

@@ -43,7 +43,7 @@ const maxApprovedSize = 16 << 20
 // VS Code's {"servers": {...}}, each server a command with args (and env,
 // of which only the names are kept) or a url.
 func ReadApproved(path string) ([]Approved, error) {
-	src, err := atomicfile.ReadFile(path, maxApprovedSize)
+	src, err := atomicfile.ReadFileFollow(path, maxApprovedSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", filepath.Base(path), err)
 	}

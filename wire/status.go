@@ -77,7 +77,7 @@ func Status(files []File, o Options) *Report {
 	r := &Report{Files: []FileStatus{}, Servers: []ServerStatus{}}
 	for _, f := range files {
 		fs := FileStatus{File: f}
-		src, err := atomicfile.ReadFile(f.Path, maxConfigSize)
+		src, err := atomicfile.ReadFileFollow(f.Path, maxConfigSize)
 		var doc document
 		if err == nil {
 			doc, err = parseDocument(f, src)

@@ -5,9 +5,35 @@
 // the new ones, never a mix, and a crash leaves one of the two; reads
 // refuse anything that is not a regular file or is larger than the
 // caller's limit, without reading more than the limit.
+//
+// # Special files
+//
+// A state file's name may have been replaced by something else: a FIFO
+// (whose open blocks until a writer appears, forever), a socket, a device,
+// a folder or a symbolic link to any of these or to another user's file.
+// Every open here (Open, OpenFile, ReadFile and their Follow forms) looks
+// at the name first and refuses what is visibly not a regular file, opens
+// with O_NONBLOCK (so a FIFO planted in between cannot block the open),
+// then checks the opened file with fstat. Refusals are errors that
+// satisfy errors.Is(err, ErrNotRegular); the caller decides what they
+// mean (the pin store: a tampered store).
+//
+// Open, OpenFile and ReadFile are for files mcpseal owns under its home:
+// they never follow a symbolic link at the final name (O_NOFOLLOW; where
+// the system has none, as on Windows, the name is compared with the
+// opened file after the open). The folders above the name are resolved as
+// the system resolves them: callers that own a folder check it themselves
+// (see pin.Open). OpenFollow and ReadFileFollow follow a final symbolic
+// link, for files a person names and may keep behind one (a client's
+// config in a dotfiles repository, a mounted secret); what the link leads
+// to must still be a regular file.
+//
+// Errors name the file by its base name and say what it is; they never
+// hold the file's contents.
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +41,10 @@ import (
 	"runtime"
 )
 
-// WriteFile replaces path with data; perm is the new file's mode.
+// WriteFile replaces path with data; perm is the new file's mode. The
+// temporary file is created with O_EXCL under a random name, and the
+// rename replaces the name itself: a FIFO or a symbolic link planted at
+// path is replaced, never written through.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -50,44 +79,72 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 }
 
 // SyncDir makes a rename in dir durable. Windows has no folder fsync; the
-// rename is what it is there.
+// rename is what it is there. dir is opened without blocking and must be
+// a folder.
 func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	d, err := os.Open(dir)
+	d, err := os.OpenFile(dir, os.O_RDONLY|nonBlock, 0)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	fi, err := d.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return &NotRegularError{Name: filepath.Base(dir), Kind: kind(fi.Mode()) + ", not a folder"}
+	}
 	return d.Sync()
 }
 
-// ReadFile reads the regular file at path, refusing one larger than
-// limit. A missing file's error satisfies errors.Is(err, fs.ErrNotExist).
-// Errors name the file by its base name only.
+// ReadFile reads the regular file at path, refusing one larger than limit
+// and a symbolic link (see the package doc). A missing file's error
+// satisfies errors.Is(err, fs.ErrNotExist); a name that is not a regular
+// file's satisfies errors.Is(err, ErrNotRegular).
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readLimited(f, path, limit)
+}
+
+// ReadFileFollow is ReadFile for a file a person names: a final symbolic
+// link is followed, and must lead to a regular file.
+func ReadFileFollow(path string, limit int64) ([]byte, error) {
+	f, err := OpenFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, path, limit)
+}
+
+// ErrTooLarge: the file is larger than its reader's limit.
+var ErrTooLarge = errors.New("larger than its limit")
+
+func readLimited(f *os.File, path string, limit int64) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
-	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(path), limit)
+		return nil, tooLarge(path, limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(path), limit)
+		return nil, tooLarge(path, limit)
 	}
 	return data, nil
+}
+
+func tooLarge(path string, limit int64) error {
+	return fmt.Errorf("%s is %w of %d bytes", filepath.Base(path), ErrTooLarge, limit)
 }

@@ -49,3 +49,13 @@ func TestReadRefusesOversizedAndSpecialFiles(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+func TestReadFileTooLargeIsTyped(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "events.jsonl")
+	os.WriteFile(p, []byte(strings.Repeat("x", 10)), 0o600)
+	_, err := atomicfile.ReadFile(p, 9)
+	if !errors.Is(err, atomicfile.ErrTooLarge) || err.Error() != "events.jsonl is larger than its limit of 9 bytes" {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -3,13 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"github.com/mcpseal/mcpseal/lock"
 )
 
@@ -153,20 +153,15 @@ numbers only grow.`,
 	return cmd
 }
 
+// readKeyFile reads the private key a person names with --key: a final
+// link is followed (keys are often kept behind one), a FIFO or device is
+// refused without blocking.
 func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSigningKey+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSigningKey {
+	b, err := atomicfile.ReadFileFollow(path, maxSigningKey)
+	if errors.Is(err, atomicfile.ErrTooLarge) {
 		return nil, fmt.Errorf("%s is too large to be a key", path)
 	}
-	return b, nil
+	return b, err
 }
 
 func newLockVerifyCmd(e *env) *cobra.Command {

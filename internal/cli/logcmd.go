@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"github.com/mcpseal/mcpseal/pin"
 	"github.com/mcpseal/mcpseal/tlog"
 )
@@ -182,7 +182,7 @@ func newLogCheckpointCmd(e *env) *cobra.Command {
 			if len(ws) == 0 {
 				return &usageError{errors.New("--cosignatures needs the witnesses' keys (--witness)")}
 			}
-			b, err := os.ReadFile(cosigs)
+			b, err := readLimited(cosigs, tlog.MaxCheckpointNote)
 			if err != nil {
 				return err
 			}
@@ -400,21 +400,14 @@ func runLogProve(e *env, dir, keyFile string, i int64, asJSON bool) error {
 	return nil
 }
 
-// readLimited reads a local file of at most limit bytes.
+// readLimited reads a local file a person names, of at most limit bytes;
+// a FIFO or device is refused without blocking.
 func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
+	b, err := atomicfile.ReadFileFollow(path, limit)
+	if errors.Is(err, atomicfile.ErrTooLarge) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
 	}
-	return b, nil
+	return b, err
 }
 
 func newLogVerifyCmd(e *env) *cobra.Command {

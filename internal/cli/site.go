@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -57,6 +56,10 @@ instructions to verify them. No JavaScript. See docs/site.md.`,
 	return cmd
 }
 
+// maxVerifierKeyFile bounds the verifier key file read for the site: a
+// note verifier key is under 200 bytes.
+const maxVerifierKeyFile = 4 << 10
+
 func runSiteBuild(e *env, logDir, out, keyFile, baseURL string, now time.Time) error {
 	home, err := mcpsealHome(e)
 	if err != nil {
@@ -66,7 +69,7 @@ func runSiteBuild(e *env, logDir, out, keyFile, baseURL string, now time.Time) e
 	if err != nil {
 		return fmt.Errorf("reading the verifier key: %w", err)
 	}
-	vkey, err := os.ReadFile(keyFile)
+	vkey, err := readLimited(keyFile, maxVerifierKeyFile)
 	if err != nil {
 		return err
 	}
