@@ -40,7 +40,7 @@ func TestFIFOInPlaceOfEventsLogHoldsTheSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := syscall.Mkfifo(path, 0o600); err != nil {
-				t.Skipf("mkfifo: %v", err)
+				t.Fatalf("mkfifo: %v", err)
 			}
 			p := startScenario(t, w.home, run, sc)
 			start := time.Now()
@@ -62,5 +62,30 @@ func TestFIFOInPlaceOfEventsLogHoldsTheSession(t *testing.T) {
 				t.Errorf("verify: exit %d\n%s%s", code, stdout, stderr)
 			}
 		})
+	}
+}
+
+// TestLinkedPinsFolderHoldsTheSession: a link in place of the pins folder
+// (pointing at a copy an attacker controls) holds the session with -32002
+// for the client, rather than a process that exits without a word.
+func TestLinkedPinsFolderHoldsTheSession(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sc := w.scenario(testmcp.Scenario{Contract: testmcp.Contract{Tools: []testmcp.RawJSON{honestEcho}}})
+	run := []string{"--name", "linked"}
+	honestSession(t, startScenario(t, w.home, run, sc), 1)
+	pins := filepath.Join(w.home, "pins")
+	if err := os.Rename(pins, pins+".elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(pins+".elsewhere", pins); err != nil {
+		t.Fatal(err)
+	}
+	p := startScenario(t, w.home, run, sc)
+	_, err := p.Initialize(legacyVersion, nil)
+	wantRPCError(t, err, codeHeld)
+	wantExit(t, "held session", p.Close(), exitHeld)
+	if n := w.count(2, "tools/call"); n != 0 {
+		t.Errorf("%d tools/call reached the server in the held session", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpseal/mcpseal/audit"
+	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/pin"
 )
@@ -99,12 +100,26 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 		}
 		store, err := pin.Open(home)
 		if err != nil {
-			return nil, exitWith(ExitHeld, withHint(err, "mcpseal keeps its pins in $MCPSEAL_HOME (default ~/.mcpseal)"))
+			// The session is held as for any tampered store: the client
+			// gets -32002 for every request, rather than a process that
+			// exited without a word.
+			logger.Error("pin store unusable: every session is held", "err", err)
+			g.baseline = heldStore{err}
+		} else {
+			g.baseline = store
 		}
-		g.baseline = store
 	}
 	ok = true
 	return g, nil
+}
+
+// heldStore stands for a pin store that could not be opened (a link or a
+// special file in place of its folders, a folder others may write to):
+// every check fails with that error, so the gate holds the session.
+type heldStore struct{ err error }
+
+func (h heldStore) Observe(pin.Identity, pin.Observation, *contract.Contract, pin.Posture, time.Time) (pin.Result, error) {
+	return pin.Result{}, h.err
 }
 
 // useLock makes the team lock the baseline, when it lists the server,
