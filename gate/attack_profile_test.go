@@ -47,3 +47,19 @@ func hasLabel(d gate.ErrorData, kind, label string) bool {
 	}
 	return false
 }
+
+func TestRepeatedInitializeCannotChangeTheVersion(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather)
+	h := newHarness(t, t.TempDir(), pin.Guard, srv)
+	h.legacySession(initLegacy)
+	srv.version = "2024-11-05"
+	got := h.client(strings.Replace(initLegacy, `"id":1`, `"id":9`, 1))
+	if len(got) != 1 {
+		t.Fatalf("client got %q", got)
+	}
+	code, data := errorOf(t, got[0])
+	if code != gate.CodeBlocked || !hasLabel(data, "protocol", "protocol-downgraded") {
+		t.Fatalf("code %d data %+v", code, data)
+	}
+}

@@ -152,7 +152,15 @@ func (s *Session) recheckHandshake(p *pendingRequest, m jsonrpc.Message, frame [
 		return
 	}
 	instr := hs.instructions
-	if base == nil || !equalInstructions(base.Instructions, instr) {
+	// A repeated initialize answered with another version than the
+	// session's is a protocol change for the pin store to judge.
+	o, known := s.obs[p.profile]
+	protocolChanged := s.legacy && p.method == methodInitialize && known && hs.protocolVersion != o.Protocol
+	if protocolChanged {
+		o.Protocol = hs.protocolVersion
+		s.obs[p.profile] = o
+	}
+	if base == nil || protocolChanged || !equalInstructions(base.Instructions, instr) {
 		observed := overlay(base, nil, nil)
 		observed.Instructions = instr
 		if !s.midSessionDrift(p, observed) {
