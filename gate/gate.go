@@ -450,7 +450,13 @@ func (s *Session) block(res pin.Result) {
 	d := s.errorData(ReasonDrift)
 	d.Review = "mcpseal review " + s.cfg.Identity.ID
 	d.Changes = changeRefs(res.Changes)
-	msg := fmt.Sprintf("mcpseal: session blocked: the contract of server %s changed since it was pinned; review it with: mcpseal review %s", s.cfg.Identity.Label, s.cfg.Identity.ID)
+	what := "the contract"
+	for _, ch := range res.Changes {
+		if ch.Kind == contract.ProtocolKind {
+			what = "the contract or protocol version"
+		}
+	}
+	msg := fmt.Sprintf("mcpseal: session blocked: %s of server %s changed since it was pinned; review it with: mcpseal review %s", what, s.cfg.Identity.Label, s.cfg.Identity.ID)
 	if res.AwaitingApproval {
 		d.Reason = ReasonUnapproved
 		msg = fmt.Sprintf("mcpseal: session blocked: server %s has no approved contract yet (posture strict); review it with: mcpseal review %s", s.cfg.Identity.Label, s.cfg.Identity.ID)
