@@ -255,7 +255,12 @@
 // not at what the record holds: a record that holds only a first contract
 // awaiting approval is checked like any other, and deleting it holds the
 // server too (a guard session would otherwise pin what strict refused to
-// trust). Forget is the deliberate way back. A same-user process can still
+// trust). Every file of the store is opened without blocking and without
+// following a final link, and must be a regular file (the pins and seen
+// folders real folders): a FIFO, socket, device, folder or link in place of
+// .lock, events.jsonl, a record, a .new record or a seen file holds the
+// server (every server for .lock and events.jsonl) instead of hanging the
+// session or being followed elsewhere. Forget is the deliberate way back. A same-user process can still
 // rewrite the whole store consistently, or delete it entirely: this is
 // tamper evidence, not tamper proofing.
 //
