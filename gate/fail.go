@@ -37,12 +37,7 @@ const ReasonInternal = "internal-error"
 // the client. If Fail itself panics, the panic propagates: the transport
 // then answers what it can by its own means and ends the session.
 func (s *Session) Fail(from Side, frame []byte) []Out {
-	c := &closure{
-		code:    CodeInternal,
-		reason:  ReasonInternal,
-		message: "mcpseal: internal error; the session was closed and nothing more is forwarded (see mcpseal's log)",
-		data:    marshalData(ErrorData{Reason: ReasonInternal, Server: ServerRef{ID: s.cfg.Identity.ID, Label: s.cfg.Identity.Label}}),
-	}
+	c := s.internalClosure()
 	var out []Out
 	answered := make(map[string]bool)
 	answer := func(id []byte) {
@@ -137,6 +132,22 @@ func (s *Session) Fail(from Side, frame []byte) []Out {
 func (s *Session) ownID(id []byte) bool {
 	p := s.cfg.IDPrefix
 	return p != "" && len(id) > len(p)+2 && id[0] == '"' && string(id[1:len(p)+1]) == p && id[len(p)+1] == '-'
+}
+
+func (s *Session) internalClosure() *closure {
+	return &closure{
+		code:    CodeInternal,
+		reason:  ReasonInternal,
+		message: "mcpseal: internal error; the session was closed and nothing more is forwarded (see mcpseal's log)",
+		data:    marshalData(ErrorData{Reason: ReasonInternal, Server: ServerRef{ID: s.cfg.Identity.ID, Label: s.cfg.Identity.Label}}),
+	}
+}
+
+// InternalError is the CodeInternal answer to id (nil: a null id), for a
+// transport that answers a failed session's requests itself. It reads
+// only the session's configuration, never its state.
+func (s *Session) InternalError(id []byte) []byte {
+	return s.internalClosure().response(id)
 }
 
 // guard runs one part of Fail; a panic in it is logged and the rest goes on.
