@@ -35,6 +35,8 @@ import (
 //	d           the oldest dispatched decision comes back
 //	x           the server is gone (ServerClosed)
 //	f c|s       a frame over the limit from the client or the server
+//	! OP        the Event hook panics at the next event of that op (any
+//	            op when none is named), as a broken audit sink would
 //
 // The honest server lists a fixed contract whose tools exercise every host
 // decision: confirm_* asks a person, slow_* decides later, deny_* refuses,
@@ -57,9 +59,12 @@ type fuzzDriver struct {
 	may, must, answered map[string]int
 
 	failed bool // a step panicked and the session was failed
-	phases map[string]bool
-	asked  bool // a confirmation reached the client
-	ops    int
+	// trap is the event op the Event hook panics at; trapped once armed.
+	trap    string
+	trapped bool
+	phases  map[string]bool
+	asked   bool // a confirmation reached the client
+	ops     int
 }
 
 type pendingID struct {
@@ -81,7 +86,7 @@ func newFuzzDriver(t testing.TB, posture pin.Posture) *fuzzDriver {
 		IDPrefix: fuzzPrefix,
 		Now:      func() time.Time { return d.now },
 		Limits:   gate.Limits{MaxQueued: 16, MaxHeld: 8, MaxPending: 16, MaxPages: 5, MaxDefinitions: 50, VerifyTimeout: 30 * time.Second},
-		Hooks:    fuzzHooks(),
+		Hooks:    fuzzHooks(d),
 		Dispatch: func(work func() gate.Verdict, resume func(gate.Verdict) []gate.Out) {
 			d.later = append(d.later, func() []gate.Out { return resume(work()) })
 		},
@@ -91,7 +96,7 @@ func newFuzzDriver(t testing.TB, posture pin.Posture) *fuzzDriver {
 	return d
 }
 
-func fuzzHooks() gate.Hooks {
+func fuzzHooks(d *fuzzDriver) gate.Hooks {
 	elicit := []byte(`{"message":"Allow this call?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}}}}`)
 	return gate.Hooks{
 		Call: func(c gate.CallInfo) gate.Verdict {
@@ -128,6 +133,12 @@ func fuzzHooks() gate.Hooks {
 			return out
 		},
 		Instructions: func(_ string, instr *string) bool { return !strings.Contains(*instr, "drop") },
+		Event: func(e gate.Event) {
+			if d.trapped && (d.trap == "" || d.trap == e.Op) {
+				d.trapped = false
+				panic("fuzz: an Event hook bug")
+			}
+		},
 		AfterConnect: func(profile string, _ *contract.Contract) gate.Verdict {
 			switch {
 			case strings.Contains(profile, "experimental"):
@@ -182,6 +193,8 @@ func (d *fuzzDriver) run(lines []string) {
 			d.fromServer(frame)
 		case "a":
 			d.honest()
+		case "!":
+			d.trap, d.trapped = arg, true
 		case "t":
 			n, err := strconv.Atoi(arg)
 			if err != nil {
