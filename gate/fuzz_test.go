@@ -82,6 +82,8 @@ func (m *memPins) Observe(id pin.Identity, o pin.Observation, c *contract.Contra
 	profile := o.Profile()
 	old, ok := m.pins[profile]
 	switch {
+	case !ok && posture == pin.Strict:
+		return pin.Result{Outcome: pin.Drift, AwaitingApproval: true, Changes: contract.Compare(nil, c), Pending: d}, nil
 	case !ok:
 		m.pins[profile] = d
 		return pin.Result{Outcome: pin.FirstPin, Pinned: c}, nil

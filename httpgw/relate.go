@@ -70,8 +70,9 @@ func (s *session) send(ex *exchange, frame []byte, m jsonrpc.Message) *refusal {
 			return nil // a request this gateway cannot tell apart: dropped
 		}
 	}
-	s.dispatch(s.g.FromClient(frame), ex)
-	s.after()
+	if s.run(ex, gate.ToClient, frame, func() []gate.Out { return s.g.FromClient(frame) }) {
+		s.after()
+	}
 	return nil
 }
 

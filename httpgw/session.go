@@ -53,6 +53,7 @@ type session struct {
 	version  string // legacy: the negotiated protocol version
 	doneAt   time.Time
 	done     bool // the gate closed or the server exited
+	failed   bool // a gate step panicked: the gate is not called again (fail.go)
 	timer    *time.Timer
 	shutOnce sync.Once
 }
@@ -85,8 +86,16 @@ func newSession(rt *route, id string, modern bool) (*session, error) {
 	// through step like any message.
 	s.g.SetDispatch(func(work func() gate.Verdict, resume func(gate.Verdict) []gate.Out) {
 		go func() {
-			v := work()
-			s.step(nil, func() []gate.Out { return resume(v) })
+			var v gate.Verdict
+			if !s.guarded("dispatched decision", func() { v = work() }) {
+				s.mu.Lock()
+				if !s.failed {
+					s.fail(nil, gate.ToServer, nil)
+				}
+				s.mu.Unlock()
+				return
+			}
+			s.step(nil, gate.ToServer, nil, func() []gate.Out { return resume(v) })
 		}()
 	})
 	if gd.Close != nil {
@@ -121,10 +130,10 @@ func (s *session) readServer() {
 		f, err := r.Next()
 		switch {
 		case err == nil:
-			s.step(nil, func() []gate.Out { return s.g.FromServer(f) })
+			s.step(nil, gate.ToServer, f, func() []gate.Out { return s.g.FromServer(f) })
 		case errors.Is(err, jsonrpc.ErrFrameTooLarge):
 			s.log.Warn("server message over the frame limit dropped", "limit", maxFrame)
-			s.step(nil, func() []gate.Out { return s.g.FrameTooLarge(gate.ToServer, maxFrame) })
+			s.step(nil, gate.ToServer, nil, func() []gate.Out { return s.g.FrameTooLarge(gate.ToServer, maxFrame) })
 		default:
 			s.serverClosed()
 			return
@@ -144,19 +153,20 @@ func (s *session) learn(m jsonrpc.Message) {
 func (s *session) serverClosed() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.g.Status()
-	if !st.Closed {
-		s.dispatch(s.g.ServerClosed(), nil)
+	if !s.failed && !s.g.Status().Closed {
+		s.run(nil, gate.ToServer, nil, s.g.ServerClosed)
 	}
 	s.finish()
 }
 
-// step runs one gate step under the lock and delivers what it returns.
-func (s *session) step(origin *exchange, f func() []gate.Out) {
+// step runs one gate step under the lock and delivers what it returns
+// (see run for from and frame).
+func (s *session) step(origin *exchange, from gate.Side, frame []byte, f func() []gate.Out) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dispatch(f(), origin)
-	s.after()
+	if s.run(origin, from, frame, f) {
+		s.after()
+	}
 }
 
 // after checks the gate's state once a step is done: a closed gate stops
@@ -178,7 +188,7 @@ func (s *session) after() {
 		s.timer = nil
 	}
 	if d := s.g.Deadline(); !d.IsZero() {
-		s.timer = time.AfterFunc(time.Until(d), func() { s.step(nil, s.g.Tick) })
+		s.timer = time.AfterFunc(time.Until(d), func() { s.step(nil, gate.ToServer, nil, s.g.Tick) })
 	}
 }
 

@@ -69,6 +69,9 @@ type Result struct {
 	ServerExited bool
 	// ServerErr is the child's exit error, if any.
 	ServerErr error
+	// Failed is true when a gate step panicked: the session was closed
+	// fail-closed and the proxy stopped (see fail.go).
+	Failed bool
 }
 
 // Run starts the server (cfg.Server, or cfg.Argv as a child process) and
@@ -112,8 +115,11 @@ func (p *proxy) run(ctx context.Context) Result {
 	var (
 		lastDeadline time.Time
 		lastClosed   bool
+		broken       bool // a step panicked: the gate is not called again
 	)
+	nullErr := g.InternalError(nil)
 	poke := make(chan struct{}, 1) // the gate's deadline or status changed
+	failed := make(chan struct{})  // closed when a step panicked
 	clientGone := make(chan struct{})
 	var goneOnce sync.Once
 
@@ -131,15 +137,37 @@ func (p *proxy) run(ctx context.Context) Result {
 	go func() { defer outlets.Done(); toServer.run() }()
 
 	// handle runs one gate step under the lock and queues what it returns,
-	// so that frames leave in the gate's order.
-	handle := func(step func() []gate.Out) {
+	// so that frames leave in the gate's order. frame is what the step
+	// handles and from the side it came from (as gate.FrameTooLarge names
+	// it), for failing the session should the step panic; a nil step has
+	// already failed (its panic was logged).
+	handle := func(from gate.Side, frame []byte, step func() []gate.Out) {
 		mu.Lock()
-		for _, o := range step() {
+		var outs []gate.Out
+		stepFailed := step == nil
+		switch {
+		case broken:
+			if from == gate.ToClient && frame != nil {
+				outs = answerFailed(g, frame)
+			}
+		case step != nil:
+			outs, stepFailed = p.gateStep(step)
+		}
+		if stepFailed && !broken {
+			broken = true
+			outs = p.fail(g, from, frame, nullErr)
+			close(failed)
+		}
+		for _, o := range outs {
 			if o.To == gate.ToClient {
 				toClient.push(o.Frame)
 			} else {
 				toServer.push(o.Frame)
 			}
+		}
+		if broken {
+			mu.Unlock()
+			return
 		}
 		d, closed := g.Deadline(), g.Status().Closed
 		changed := !d.Equal(lastDeadline) || closed != lastClosed
@@ -157,8 +185,12 @@ func (p *proxy) run(ctx context.Context) Result {
 	// come back under the lock like any message.
 	g.SetDispatch(func(work func() gate.Verdict, resume func(gate.Verdict) []gate.Out) {
 		go func() {
-			v := work()
-			handle(func() []gate.Out { return resume(v) })
+			v, ok := p.runWork(work)
+			step := func() []gate.Out { return resume(v) }
+			if !ok {
+				step = nil
+			}
+			handle(gate.ToServer, nil, step)
 			toServer.wake()
 			toClient.wake()
 		}()
@@ -189,10 +221,10 @@ func (p *proxy) run(ctx context.Context) Result {
 			f, err := r.Next()
 			switch {
 			case err == nil:
-				handle(func() []gate.Out { return g.FromClient(f) })
+				handle(gate.ToClient, f, func() []gate.Out { return g.FromClient(f) })
 			case errors.Is(err, jsonrpc.ErrFrameTooLarge):
 				p.log.Warn("client message over the frame limit dropped", "limit", p.cfg.MaxFrame)
-				handle(func() []gate.Out { return g.FrameTooLarge(gate.ToClient, p.cfg.MaxFrame) })
+				handle(gate.ToClient, nil, func() []gate.Out { return g.FrameTooLarge(gate.ToClient, p.cfg.MaxFrame) })
 			default:
 				if !errors.Is(err, io.EOF) {
 					p.log.Warn("reading from the client failed", "err", err)
@@ -211,10 +243,10 @@ func (p *proxy) run(ctx context.Context) Result {
 			f, err := r.Next()
 			switch {
 			case err == nil:
-				handle(func() []gate.Out { return g.FromServer(f) })
+				handle(gate.ToServer, f, func() []gate.Out { return g.FromServer(f) })
 			case errors.Is(err, jsonrpc.ErrFrameTooLarge):
 				p.log.Warn("server message over the frame limit dropped", "limit", p.cfg.MaxFrame)
-				handle(func() []gate.Out { return g.FrameTooLarge(gate.ToServer, p.cfg.MaxFrame) })
+				handle(gate.ToServer, nil, func() []gate.Out { return g.FrameTooLarge(gate.ToServer, p.cfg.MaxFrame) })
 			default:
 				eofs <- gate.ToServer
 				return
@@ -263,9 +295,9 @@ func (p *proxy) run(ctx context.Context) Result {
 			}
 			serverOpen = false
 			mu.Lock()
-			st := g.Status()
+			st, gone := g.Status(), broken
 			mu.Unlock()
-			if st.Closed && st.Code != gate.CodeServerExited {
+			if gone || st.Closed && st.Code != gate.CodeServerExited {
 				// Blocked, held or unverified: the gate stopped the server
 				// and answers the client itself until it hangs up, so the
 				// client learns why instead of seeing a broken pipe.
@@ -275,18 +307,26 @@ func (p *proxy) run(ctx context.Context) Result {
 				res.ServerExited = true
 				p.log.Warn("the server closed its output before the client was done")
 			}
-			handle(g.ServerClosed)
+			handle(gate.ToServer, nil, g.ServerClosed)
 			toClient.wake()
 			// Nothing more can be answered by the server.
 			clientOpen = false
 			stop()
 		case <-poke:
 		case <-tick:
-			handle(g.Tick)
+			handle(gate.ToServer, nil, g.Tick)
 			toClient.wake()
 			toServer.wake()
 		case <-clientGone:
 			clientGone = nil
+			clientOpen = false
+			stop()
+		case <-failed:
+			// A step panicked: the session is closed, the waiting requests
+			// are answered; stop the server and end.
+			failed = nil
+			res.Failed = true
+			toClient.wake()
 			clientOpen = false
 			stop()
 		case <-stopTimer:
@@ -296,7 +336,11 @@ func (p *proxy) run(ctx context.Context) Result {
 			stop()
 		}
 		mu.Lock()
-		d, closed := g.Deadline(), g.Status().Closed
+		var d time.Time
+		closed := broken
+		if !broken {
+			d, closed = g.Deadline(), g.Status().Closed
+		}
 		mu.Unlock()
 		if closed {
 			// Blocked, held or unverified: nothing more will reach the
@@ -336,6 +380,7 @@ func (p *proxy) run(ctx context.Context) Result {
 	}
 	mu.Lock()
 	res.Gate = g.Status()
+	res.Failed = res.Failed || broken
 	mu.Unlock()
 	return res
 }

@@ -23,6 +23,7 @@ const (
 	ExitServer   = 5 // run: the server exited or crashed before the client was done
 	ExitVerify   = 6 // run: the contract could not be verified (timeout, invalid definitions, listing failed)
 	ExitRefused  = 7 // run: refused to start the server (the lock or the launch profile refused it)
+	ExitFailed   = 8 // run: a gate step failed (a bug); the session was closed fail-closed
 	ExitInternal = 70
 )
 

@@ -76,7 +76,8 @@ for signatures) or rolled back stops the server before it starts.
 Exit status: 0 when the client closed the session, 3 blocked on drift,
 4 held because the pin store is missing or tampered, 5 the server exited or
 crashed first, 6 the contract could not be verified, 7 the lock refused the
-server, 2 usage.
+server, 8 an internal error in the gate closed the session (every waiting
+request got -32016), 2 usage.
 
 In a client's config, replace the server's command with:
   mcpseal run --name NAME -- <original command> <args...>`,
@@ -261,6 +262,10 @@ func runExitCode(res stdio.Result) int {
 		case codePreflight:
 			return ExitRefused
 		}
+	}
+	if res.Failed || res.Gate.Code == gate.CodeInternal {
+		// A bug, not a finding: the session was closed fail-closed.
+		return ExitFailed
 	}
 	if res.ServerExited {
 		return ExitServer
