@@ -384,13 +384,36 @@ func (s *Session) FrameTooLarge(from Side, limit int) []Out {
 		s.toClient(jsonrpc.NewError(nil, CodeRefused, msg, d))
 	case s.phase == phaseListing || s.phase == phaseHandshake:
 		s.closeUnverified(ReasonFrameTooLarge, msg)
-	case len(s.pending) == 1:
+	default:
+		// Only a request the server has is one its frame may answer; with
+		// more than one, which it answered is unknown.
+		var key string
+		n := 0
 		for k, p := range s.pending {
-			delete(s.pending, k)
+			if !p.held {
+				key, n = k, n+1
+			}
+		}
+		if n == 1 {
+			p := s.pending[key]
+			s.forget(key)
 			s.toClient(jsonrpc.NewError(p.id, CodeRefused, msg, d))
 		}
 	}
 	return s.flush()
+}
+
+// forget drops every trace of a client request: pending, its call timeout,
+// its confirmation hold and the confirmation asked for it.
+func (s *Session) forget(key string) {
+	delete(s.pending, key)
+	delete(s.timeouts, key)
+	delete(s.holds, key)
+	for ak, k := range s.asks {
+		if k == key {
+			delete(s.asks, ak)
+		}
+	}
 }
 
 func (s *Session) flush() []Out {

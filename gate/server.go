@@ -120,8 +120,14 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		s.log.Warn("response with an id no request is waiting for: not forwarded", "server", s.cfg.Identity.ID)
 		return
 	}
-	delete(s.pending, key)
-	delete(s.timeouts, key)
+	if p.held {
+		// The server never got this request: the gate holds it for a
+		// decision or a person ("deleted, trust me" while the person is
+		// still being asked).
+		s.log.Warn("response to a request the server never got: not forwarded", "server", s.cfg.Identity.ID)
+		return
+	}
+	s.forget(key)
 	switch {
 	case p.handshake:
 		s.handshakeResult(p, m, frame)
