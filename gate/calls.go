@@ -65,8 +65,7 @@ func (s *Session) release1(key string, p *pendingRequest) {
 }
 
 func (s *Session) refuseHeld(key string, p *pendingRequest, r Refusal) {
-	delete(s.pending, key)
-	delete(s.holds, key)
+	s.forget(key)
 	if r.Code == 0 {
 		r.Code = CodeRefused
 	}
@@ -74,8 +73,10 @@ func (s *Session) refuseHeld(key string, p *pendingRequest, r Refusal) {
 		r.Message = "mcpseal: the call was refused by host policy; not forwarded"
 	}
 	name := contract.SafeName(p.call.Tool.Name)
-	s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+	// The answer first, then the hook: a panicking hook leaves the answer
+	// in the step's output, where Fail finds the id.
 	s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
+	s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
 }
 
 func (s *Session) refusalData(r Refusal, tool string) []byte {
@@ -304,7 +305,7 @@ func (s *Session) expireCalls() {
 		if !ok {
 			continue
 		}
-		delete(s.pending, key)
+		s.forget(key)
 		r := t.refusal
 		if r.Code == 0 {
 			r.Code = CodeRefused
@@ -313,8 +314,8 @@ func (s *Session) expireCalls() {
 			r.Message = "mcpseal: the call took longer than the host allows; cancelled"
 		}
 		name := contract.SafeName(p.call.Tool.Name)
-		s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
 		s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
+		s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
 		params := append(append([]byte(`{"requestId":`), p.id...), []byte(`,"reason":"mcpseal: call timeout"}`)...)
 		s.toServer(jsonrpc.NewNotification("notifications/cancelled", params))
 	}

@@ -322,17 +322,16 @@ func (s *Session) release(result []byte) {
 		s.serverMessage(f)
 	}
 	s.held, s.heldBytes = nil, 0
-	queue := s.queue
+	// The queue is replayed from a field, not a local, so that Fail can
+	// still answer what was not replayed when a hook panics. A queued
+	// request that starts another round or closes the session gets the
+	// rest queued (or answered) in order by fromClient; a round that ends
+	// at once replays its own queue first, then the rest of this one.
+	s.replay = append(s.queue, s.replay...)
 	s.queue, s.queueBytes = nil, 0
-	for i, f := range queue {
-		if s.phase != phaseOpen {
-			// A queued request started another round or closed the
-			// session: the rest waits (or is answered) in order.
-			for _, g := range queue[i:] {
-				s.fromClient(g)
-			}
-			return
-		}
+	for len(s.replay) > 0 {
+		f := s.replay[0]
+		s.replay = s.replay[1:]
 		s.fromClient(f)
 	}
 }

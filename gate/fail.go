@@ -98,6 +98,9 @@ func (s *Session) Fail(from Side, frame []byte) []Out {
 		for _, f := range s.queue {
 			waiting(f, jsonrpc.Request)
 		}
+		for _, f := range s.replay {
+			waiting(f, jsonrpc.Request)
+		}
 	})
 	s.guard("current frame", func() {
 		switch {
@@ -124,7 +127,9 @@ func (s *Session) Fail(from Side, frame []byte) []Out {
 	s.holds = make(map[string]time.Time)
 	s.timeouts = make(map[string]callTimeout)
 	s.queue, s.queueBytes = nil, 0
+	s.replay = nil
 	s.held, s.heldBytes = nil, 0
+	s.serverReqs = make(map[string]struct{})
 	return out
 }
 

@@ -188,6 +188,8 @@ type Session struct {
 	// Client messages waiting for verification, in order.
 	queue      [][]byte
 	queueBytes int
+	// replay holds the queued messages release has yet to replay.
+	replay [][]byte
 	// Server messages to the client waiting for verification, in order.
 	held      [][]byte
 	heldBytes int

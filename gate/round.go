@@ -419,15 +419,17 @@ func (s *Session) decideConnect(r *round, c *contract.Contract, v Verdict, depth
 
 // finishRound releases a verified round.
 func (s *Session) finishRound(r *round, c *contract.Contract) {
-	s.round = nil
 	if r.meta != nil && s.caps[r.profile] == nil {
 		s.caps[r.profile] = r.meta.capNames
 	}
+	// The hooks run while the round still holds the handshake's id, so
+	// that Fail answers it if one of them panics.
 	s.event(Event{Op: "connect", Outcome: "verified", Count: c.Len()})
 	result := r.result
 	if result != nil {
 		result = s.shapeHandshake(r.profile, result, c.Instructions)
 	}
+	s.round = nil
 	s.release(result)
 }
 
