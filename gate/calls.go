@@ -172,8 +172,12 @@ func (s *Session) expireHolds() {
 			continue
 		}
 		p, ok := s.pending[key]
-		delete(s.holds, key)
 		if !ok {
+			s.forget(key) // and its confirmation with it
+			continue
+		}
+		if !p.held {
+			delete(s.holds, key)
 			continue
 		}
 		for ak, k := range s.asks {
@@ -181,6 +185,7 @@ func (s *Session) expireHolds() {
 				delete(s.asks, ak)
 			}
 		}
+		delete(s.holds, key)
 		r := p.refusal
 		r.Extra = withExtra(r.Extra, "why", "confirmation-timeout")
 		s.refuseHeld(key, p, r)

@@ -49,11 +49,11 @@ func TestServerAnswersCallHeldForConfirmation(t *testing.T) {
 	}
 }
 
-// After the server answered the held call (above), the client's id is free
-// again and the person's pending question still points at it. The client
-// reuses the id for another call; the person answers the FIRST question
-// yes, and the gate releases the SECOND call, which the person never
-// allowed (its own question is still open).
+// After the server "answered" the held call (above), the client reuses the
+// id for another call, with other arguments, and the person answers the
+// FIRST question yes. Only the call the person was asked about may run:
+// the id is still in flight (the server's answer freed nothing), so the
+// second call is refused, and the yes releases the first call alone.
 func TestStaleConfirmationReleasesAnotherCall(t *testing.T) {
 	t.Parallel()
 	h, srv := confirmHarness(t)
@@ -61,13 +61,19 @@ func TestStaleConfirmationReleasesAnotherCall(t *testing.T) {
 	h.serverSays(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`)
 	// The same id again, other arguments.
 	second := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"rm -rf /"}}}`
-	ask2 := askOf(t, h.client(second))
-	if string(ask1) == string(ask2) {
-		t.Fatal("one ask for two calls")
+	got := h.client(second)
+	if len(got) != 1 || !strings.Contains(got[0], `"id-collision"`) {
+		t.Fatalf("the reused id of a held call was not refused: %q", got)
 	}
 	h.client(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"confirm":true}}}`, ask1))
-	if srv.received["tools/call"] != 0 {
-		t.Fatalf("the person's yes to one call released another call (its own question %s is unanswered)", ask2)
+	var calls []string
+	for _, m := range h.server.pendingManual {
+		if m.Method == "tools/call" {
+			calls = append(calls, string(m.Params))
+		}
+	}
+	if srv.received["tools/call"] != 1 || len(calls) != 1 || strings.Contains(calls[0], "rm -rf") {
+		t.Fatalf("the person's yes released %d call(s) %q, want only the one asked about", srv.received["tools/call"], calls)
 	}
 }
 
