@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -155,7 +157,7 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 		// initialize: pass the error on at once so the client can fall
 		// back, and wait for its next handshake.
 		if p.modern {
-			s.discoverRefused = true
+			s.discoverRefused = refusesModern(m.Error)
 		}
 		s.phase = phaseIdle
 		s.toClient(frame)
@@ -167,6 +169,20 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 		s.pending[jsonrpc.IDKey(p.id)] = p // so that close answers it
 		s.closeUnreadableHandshake()
 		return
+	}
+	if p.modern && hs.supportedVersions != nil && !slices.Contains(hs.supportedVersions, p.meta.protocolVersion) {
+		// A discover that answers without the client's version declines
+		// the 2026-07-28 generation as surely as an error does: clients
+		// fall back to initialize. Its result (instructions included) is
+		// not released unverified; the client gets the protocol's own
+		// error, naming the versions the server listed.
+		s.discoverRefused = true
+		s.phase = phaseIdle
+		s.toClient(jsonrpc.NewError(p.id, codeUnsupportedVersion, "mcpseal: the server does not support the requested protocol version", unsupportedVersionData(hs.supportedVersions, p.meta.protocolVersion)))
+		return
+	}
+	if p.modern {
+		s.discoverRefused = false
 	}
 	caps := hs.capabilities
 	r := &round{result: frame, handshakeID: p.id, instructions: hs.instructions}
@@ -203,6 +219,85 @@ type handshake struct {
 	instructions    *string
 	capabilities    []byte // an object, or nil when absent
 	protocolVersion string // legacy only
+	// supportedVersions of a server/discover result; nil when absent.
+	supportedVersions []string
+}
+
+// codeUnsupportedVersion is the 2026-07-28 UnsupportedProtocolVersion.
+const codeUnsupportedVersion = -32022
+
+// unsupportedVersionData is the data of codeUnsupportedVersion: the
+// versions the server listed that are protocol dates (nothing else a server
+// wrote is echoed) and the version the client asked for.
+func unsupportedVersionData(supported []string, requested string) []byte {
+	out := []string{}
+	for _, v := range supported {
+		if isProtocolDate(v) && len(out) < 16 {
+			out = append(out, v)
+		}
+	}
+	b, _ := json.Marshal(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{out, requested})
+	return b
+}
+
+// isProtocolDate reports whether v has the form of a protocol version.
+func isProtocolDate(v string) bool {
+	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
+		return false
+	}
+	for i, c := range []byte(v) {
+		if i != 4 && i != 7 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// refusesModern reports whether a server/discover error declines the
+// 2026-07-28 generation: anything but an UnsupportedProtocolVersion whose
+// data lists a 2026-07-28 or later version the client can retry with.
+func refusesModern(errObj []byte) bool {
+	if errorCode(errObj) != codeUnsupportedVersion {
+		return true
+	}
+	data, ok, err := lookupObject(errObj, "data")
+	if err != nil || !ok {
+		return true
+	}
+	raw, ok, err := lookup(data, "supported")
+	if err != nil || !ok {
+		return true
+	}
+	vs, err := stringArray(raw)
+	if err != nil {
+		return true
+	}
+	for _, v := range vs {
+		if isProtocolDate(v) && v >= "2026-07-28" {
+			return false
+		}
+	}
+	return true
+}
+
+// stringArray decodes a raw JSON array of strings.
+func stringArray(raw []byte) ([]string, error) {
+	elems, err := jsonrpc.Elements(raw)
+	if err != nil {
+		return nil, errUnreadable
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		v, err := jsonrpc.DecodeString(e)
+		if err != nil {
+			return nil, errUnreadable
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // readHandshake reads a handshake result. Anything in it that the gate or
@@ -234,6 +329,16 @@ func readHandshake(result []byte, legacy bool) (handshake, error) {
 	if legacy {
 		if hs.protocolVersion, ok, err = lookupString(result, "protocolVersion", false); err != nil || !ok {
 			return hs, errUnreadable
+		}
+		return hs, nil
+	}
+	raw, ok, err := lookup(result, "supportedVersions")
+	if err != nil {
+		return hs, err
+	}
+	if ok {
+		if hs.supportedVersions, err = stringArray(raw); err != nil {
+			return hs, err
 		}
 	}
 	return hs, nil

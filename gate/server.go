@@ -2,6 +2,7 @@ package gate
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/mcpseal/mcpseal/contract"
@@ -133,7 +134,7 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		s.handshakeResult(p, m, frame)
 	case m.Result == nil:
 		if p.method == methodDiscover {
-			s.discoverRefused = true
+			s.discoverRefused = refusesModern(m.Error)
 		}
 		s.toClient(frame)
 	case p.kind != "":
@@ -158,6 +159,12 @@ func (s *Session) recheckHandshake(p *pendingRequest, m jsonrpc.Message, frame [
 		return
 	}
 	instr := hs.instructions
+	if p.method == methodDiscover {
+		// The latest discover decides whether the server still speaks
+		// 2026-07-28 to this client (see handshakeResult).
+		v := s.obs[p.profile].ClientVersion
+		s.discoverRefused = hs.supportedVersions != nil && !slices.Contains(hs.supportedVersions, v)
+	}
 	// A repeated initialize answered with another version than the
 	// session's is a protocol change for the pin store to judge.
 	o, known := s.obs[p.profile]

@@ -172,8 +172,10 @@ func (s *session) step(origin *exchange, from gate.Side, frame []byte, f func() 
 // after checks the gate's state once a step is done: a closed gate stops
 // the server; a verification deadline arms the timer.
 func (s *session) after() {
-	if s.modern && s.g.DiscoverRefused() {
-		s.rt.discoverRefused.Store(true)
+	if s.modern {
+		// The latest discover decides: a server that speaks 2026-07-28
+		// again is no longer a downgraded one.
+		s.rt.discoverRefused.Store(s.g.DiscoverRefused())
 	}
 	if s.g.Status().Closed {
 		// Blocked, held or unverified: nothing more reaches the server, so
