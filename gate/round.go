@@ -122,13 +122,14 @@ func (s *Session) ownParams(r *round, cursor string) []byte {
 	sep := ""
 	if cursor != "" {
 		b.WriteString(`"cursor":`)
-		b.Write(strconv.AppendQuote(nil, cursor))
+		b.Write(jsonrpc.AppendString(nil, cursor))
 		sep = ","
 	}
 	if r.modern && r.meta != nil {
 		b.WriteString(sep)
 		b.WriteString(`"_meta":{`)
-		b.WriteString(strconv.Quote(metaProtocolVersion) + ":" + strconv.Quote(r.meta.protocolVersion))
+		b.WriteString(strconv.Quote(metaProtocolVersion) + ":")
+		b.Write(jsonrpc.AppendString(nil, r.meta.protocolVersion))
 		if r.meta.capabilities != nil {
 			b.WriteString("," + strconv.Quote(metaClientCapabilities) + ":")
 			b.Write(r.meta.capabilities)

@@ -72,6 +72,11 @@ func appendParams(b, params []byte) []byte {
 	return append(b, '}')
 }
 
+// AppendString appends s as a JSON string (see appendString): for a
+// request the gate builds from values another side sent (a cursor, a
+// protocol version), which strconv.Quote would escape as Go, not JSON.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendString appends s as a JSON string. It escapes '"', '\\' and control
 // characters and writes invalid UTF-8 as U+FFFD, so the result always passes
 // Peek and never contains a newline.

@@ -171,7 +171,8 @@ func (s *session) params(cursor string) []byte {
 	b.WriteByte('{')
 	sep := ""
 	if cursor != "" {
-		b.WriteString(`"cursor":` + strconv.Quote(cursor))
+		b.WriteString(`"cursor":`)
+		b.Write(jsonrpc.AppendString(nil, cursor))
 		sep = ","
 	}
 	if s.modern {
