@@ -78,13 +78,21 @@ func (s *Store) Approve(ref, digest string, now time.Time) error {
 	for _, key := range r.pendingKeys() {
 		p := r.Pending[key]
 		facts := p.sessionFacts
+		origin := originApprove
 		if prev := r.Profiles[key]; prev != nil {
 			if facts.Capabilities == nil {
 				facts.Capabilities = prev.Capabilities
 			}
+			if facts.Protocol == nil {
+				facts.Protocol = prev.Protocol
+			}
 			facts.Fallback = facts.Fallback || prev.Fallback
+			if prev.Origin != "" {
+				// A changed first pin stays the baseline it was.
+				origin = prev.Origin
+			}
 		}
-		r.Profiles[key] = &profileEntry{Pinned: now, contractEntry: p.contractEntry, sessionFacts: facts}
+		r.Profiles[key] = &profileEntry{Pinned: now, Origin: origin, contractEntry: p.contractEntry, sessionFacts: facts}
 	}
 	r.Pending, r.Reviewed = map[string]*pendingEntry{}, nil
 	r.Updated = now

@@ -121,7 +121,7 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 			Pending:  map[string]*pendingEntry{},
 		}
 		if posture != Strict {
-			r.Profiles[profile] = &profileEntry{Pinned: now, contractEntry: obs, sessionFacts: facts}
+			r.Profiles[profile] = &profileEntry{Pinned: now, Origin: originPin, contractEntry: obs, sessionFacts: facts}
 			r.keepTexts(t)
 			if err := v.commit(opPin, id.ID, r, now); err != nil {
 				return Result{}, err
@@ -169,8 +169,14 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 		base = p.contractEntry
 	} else {
 		proto, fallback = protocolChange(r, nil, protocol, o.DiscoverRefused)
+		if proto == nil {
+			proto = newProfileDowngrade(r, o.ClientVersion, protocol)
+		}
 		if proto == nil && acceptProfile(r, &obs, caps, posture) {
-			r.Profiles[profile] = &profileEntry{Pinned: now, contractEntry: obs, sessionFacts: facts}
+			r.Profiles[profile] = &profileEntry{Pinned: now, Origin: originProfile, contractEntry: obs, sessionFacts: facts}
+			// A change pending for this profile was measured against no
+			// pin; the next drift is measured against this one.
+			delete(r.Pending, profile)
 			r.Updated = now
 			r.keepTexts(t)
 			if err := v.commit(opProfile, id.ID, r, now); err != nil {
@@ -219,28 +225,37 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 // for, from a client that declared the escaped capability names caps, may
 // be pinned without review (the new-profile rule).
 func acceptProfile(r *record, obs *contractEntry, caps []string, posture Posture) bool {
+	// What a profile may draw on without a new capability: the server's
+	// first pin (its trust-on-first-use baseline, marked when it was made,
+	// never by time), and profiles whose clients declared nothing this one
+	// does not. A definition shown only for a capability — a roots tool,
+	// or whatever a client that declared a capability of its own was shown
+	// — is not shown to clients without it, approved or not.
+	drawsOn := func(key string, p *profileEntry) bool {
+		if p.Origin == originPin {
+			return true
+		}
+		names, all := declared(key, p.Capabilities)
+		return !all && subset(names, caps)
+	}
 	if posture == Strict {
-		for _, p := range r.Profiles {
-			if p.Contract == obs.Contract {
+		// Never weaker than guard: the whole contract of a profile it
+		// may draw on.
+		for key, p := range r.Profiles {
+			if p.Contract == obs.Contract && drawsOn(key, p) {
 				return true
 			}
 		}
 		return false
 	}
 	// Whatever the profile declares, what it shares with a pinned profile
-	// must be identical there, and so must the instructions. What it may
-	// list without a new capability is what the server's first profile
-	// pinned, or a profile that declared nothing this one does not: a
-	// client that declared a capability of its own cannot launder a
-	// definition into what every later client may see.
+	// must be identical there, and so must the instructions.
 	pinnedNames := map[contract.Kind]map[string]bool{}
-	first := r.firstProfile()
 	for key, p := range r.Profiles {
 		if !equalDigest(p.Instructions, obs.Instructions) {
 			return false
 		}
-		names, all := declared(key, p.Capabilities)
-		within := key == first || !all && subset(names, caps)
+		within := drawsOn(key, p)
 		for _, k := range contract.Kinds {
 			pinned := byName(p.Definitions[k])
 			for name, digests := range byName(obs.Definitions[k]) {

@@ -72,11 +72,12 @@
 //     identical to every pinned profile's;
 //   - it lists a definition (kind and name) no pinned profile lists only if
 //     its client declares a capability name that no pinned profile
-//     declared; otherwise each one it lists is pinned under the first
-//     profile (the earliest pinned) or under a profile whose client
-//     declared no capability this one does not, so a client that declared
-//     a capability of its own cannot launder a definition into what every
-//     later client may see;
+//     declared; otherwise each one it lists is pinned under the profile of
+//     the server's first pin ("origin": "pin", kept through approvals) or
+//     under a profile whose client declared no capability this one does
+//     not, so a definition shown for a capability (a roots tool, or what a
+//     client declaring a capability of its own was shown) cannot reach
+//     clients without it;
 //   - its session shows no protocol change (see Protocol).
 //
 // Under strict it is accepted only when its whole contract equals one

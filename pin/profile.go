@@ -69,6 +69,28 @@ func declared(key string, stored []string) (names []string, all bool) {
 	return escapedCapabilities(caps), false
 }
 
+// newProfileDowngrade judges the protocol of a profile seen for the first
+// time: a server that answers a new client with a version older than the
+// client asked for and older than the newest it agreed to under any pinned
+// profile is downgrading, not negotiating (a change labelled
+// protocol-downgraded, from that newest version). Nil otherwise.
+func newProfileDowngrade(r *record, asked, answered string) *contract.Change {
+	if !contract.ProtocolDowngraded(asked, answered) {
+		return nil
+	}
+	newest := ""
+	for _, key := range r.profileKeys() {
+		if p := r.Profiles[key].Protocol; p != nil && (newest == "" || contract.ProtocolDowngraded(*p, newest)) {
+			newest = *p
+		}
+	}
+	if newest == "" || !contract.ProtocolDowngraded(newest, answered) {
+		return nil
+	}
+	ch, _ := contract.CompareProtocol(newest, answered)
+	return &ch
+}
+
 // subset reports whether every name of a is in b.
 func subset(a, b []string) bool {
 	for _, n := range a {

@@ -67,9 +67,21 @@ type sessionFacts struct {
 
 type profileEntry struct {
 	Pinned time.Time `json:"pinned"`
+	// Origin says how the profile came to be pinned: "pin" (the server's
+	// first pin, trust on first use), "approve" (a person approved it) or
+	// "profile" (accepted by the new-profile rule). Empty for profiles of
+	// earlier releases. See acceptProfile.
+	Origin string `json:"origin,omitempty"`
 	contractEntry
 	sessionFacts
 }
+
+// Profile origins.
+const (
+	originPin     = "pin"
+	originApprove = "approve"
+	originProfile = "profile"
+)
 
 type pendingEntry struct {
 	Detected time.Time `json:"detected"`
@@ -359,18 +371,6 @@ func (f *sessionFacts) check() error {
 // profileKeys returns the record's profile keys in order.
 func (r *record) profileKeys() []string {
 	return slices.Sorted(maps.Keys(r.Profiles))
-}
-
-// firstProfile returns the key of the profile pinned first (ties broken
-// by key), "" when none is.
-func (r *record) firstProfile() string {
-	first := ""
-	for _, key := range r.profileKeys() {
-		if first == "" || r.Profiles[key].Pinned.Before(r.Profiles[first].Pinned) {
-			first = key
-		}
-	}
-	return first
 }
 
 // pendingKeys returns the profile keys of the pending changes in order.

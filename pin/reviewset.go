@@ -1,6 +1,8 @@
 package pin
 
 import (
+	"github.com/mcpseal/mcpseal/contract"
+
 	"encoding/json"
 
 	"github.com/mcpseal/mcpseal/canon"
@@ -71,8 +73,20 @@ func (r *record) names(digest string) bool {
 		return true
 	}
 	if len(r.Pending) == 1 {
+		// The alias earlier releases used: the contract digest covers
+		// neither the protocol nor the fallback flag, so it names only a
+		// change that has neither.
 		for _, p := range r.Pending {
-			return p.Contract == digest
+			return p.Contract == digest && !p.Fallback && !hasProtocolChange(p.Changes)
+		}
+	}
+	return false
+}
+
+func hasProtocolChange(changes []contract.Change) bool {
+	for _, ch := range changes {
+		if ch.Kind == contract.ProtocolKind {
+			return true
 		}
 	}
 	return false

@@ -55,10 +55,19 @@ func Open(home string) (*Store, error) {
 		return nil, errors.New("the pin store's home must be an absolute path")
 	}
 	dir := filepath.Join(home, "pins")
+	folders := []string{dir, filepath.Join(dir, "seen")}
+	// Anything but a folder (or nothing) where a folder belongs is
+	// tampering, said as such before MkdirAll fails on it with a plain
+	// "not a directory".
+	for _, d := range folders {
+		if fi, err := os.Lstat(d); err == nil && !fi.IsDir() {
+			return nil, tampered("", fmt.Sprintf("%s is %s, not a folder", d, fileKind(fi.Mode())))
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "seen"), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the pin store: %w", err)
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "seen")} {
+	for _, d := range folders {
 		fi, err := os.Lstat(d)
 		if err != nil {
 			return nil, err
