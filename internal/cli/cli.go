@@ -69,9 +69,19 @@ type env struct {
 // Main runs mcpseal with args and returns the process exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	stopProfile, err := startCPUProfile(e.getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpseal: error: %v\n", err)
+		return ExitFailure
+	}
+	defer func() {
+		if err := stopProfile(); err != nil {
+			fmt.Fprintf(stderr, "mcpseal: error: %s: %v\n", cpuProfileEnv, err)
+		}
+	}()
 	root := newRoot(e)
 	root.SetArgs(args)
-	err := root.Execute()
+	err = root.Execute()
 	if err == nil {
 		return ExitOK
 	}

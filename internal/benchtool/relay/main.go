@@ -1,0 +1,88 @@
+// Command relay is the floor `mcpseal run` is measured against: a bare
+// stdio relay that starts a server and copies newline-delimited frames
+// between its own stdin/stdout and the server's, one goroutine per
+// direction, and does nothing else (no parsing, no checks, no buffering
+// beyond one read buffer per direction).
+//
+//	relay SERVER [ARGS...]
+//
+// It exits when the client closes stdin and the server has exited, with
+// the server's exit status.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+)
+
+// bufSize is the read buffer per direction. A frame longer than this is
+// copied in pieces; nothing is ever held back.
+const bufSize = 64 << 10
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: relay SERVER [ARGS...]")
+		os.Exit(2)
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { // client -> server
+		_ = copyFrames(in, os.Stdin)
+		in.Close()
+	}()
+	go func() { // server -> client
+		_ = copyFrames(os.Stdout, out)
+		close(done)
+	}()
+	<-done
+	err = cmd.Wait()
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		os.Exit(xe.ExitCode())
+	}
+	if err != nil {
+		fatal(err)
+	}
+}
+
+// copyFrames copies newline-delimited frames from r to w, one write per
+// frame (or per buffer-full of a long frame), until r ends.
+func copyFrames(w io.Writer, r io.Reader) error {
+	br := bufio.NewReaderSize(r, bufSize)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if _, werr := w.Write(line); werr != nil {
+				return werr
+			}
+		}
+		switch {
+		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return err
+		}
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "relay:", err)
+	os.Exit(1)
+}

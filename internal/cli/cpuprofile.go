@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"runtime/pprof"
+)
+
+// cpuProfileEnv names the file a CPU profile of this process is written
+// to. It is a developer's switch, off unless set, documented in
+// docs/performance.md:
+//
+//	MCPSEAL_CPUPROFILE=/tmp/run.pprof mcpseal run -- server ...
+//	go tool pprof -top /tmp/run.pprof
+//
+// The profile covers the whole process, from Main to its return; a process
+// killed before it returns (SIGKILL) leaves an empty or truncated file.
+//
+// The file must not exist yet: it is created with O_EXCL (mode 0600), so
+// the variable, set where a config's env can set it, can never clobber an
+// existing file or follow a symlink.
+const cpuProfileEnv = "MCPSEAL_CPUPROFILE"
+
+// startCPUProfile starts profiling to the file getenv(cpuProfileEnv) names,
+// and returns the function that stops it and closes the file. Unset, it
+// does nothing. A file that cannot be created (it exists, its folder does
+// not) is an error: someone who asked for a profile should not get a run
+// without one.
+func startCPUProfile(getenv func(string) string) (stop func() error, err error) {
+	path := getenv(cpuProfileEnv)
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestCPUProfileOffByDefault(t *testing.T) {
+	stop, err := startCPUProfile(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCPUProfileWritesTheNamedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	stop, err := startCPUProfile(func(k string) string {
+		if k == cpuProfileEnv {
+			return path
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() == 0 {
+		t.Error("profile file is empty")
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("profile mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestCPUProfileUnwritableFileFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "cpu.pprof")
+	if _, err := startCPUProfile(func(string) string { return path }); err == nil {
+		t.Fatal("no error for a profile file in a missing folder")
+	}
+}
+
+// TestCPUProfileNeverOverwrites: a path that exists (a file, a symlink)
+// is refused and left as it was.
+func TestCPUProfileNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{victim, link} {
+		if _, err := startCPUProfile(func(string) string { return path }); err == nil {
+			t.Errorf("%s: no error for an existing path", filepath.Base(path))
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the existing file was changed: %q", b)
+	}
+}
