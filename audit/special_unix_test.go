@@ -4,12 +4,11 @@ package audit
 
 import (
 	"errors"
+	"github.com/mcpseal/mcpseal/internal/atomicfile/specialtest"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
@@ -17,27 +16,6 @@ import (
 // These tests plant special files where the audit log keeps its files.
 // Every call runs under a deadline, so a regression that blocks on a FIFO
 // fails instead of hanging the suite.
-
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the audit log blocked on a special file")
-	}
-}
-
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := os.RemoveAll(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatalf("mkfifo: %v", err)
-	}
-}
 
 func faultsSay(rep *Report, want string) bool {
 	for _, f := range rep.Faults {
@@ -69,19 +47,19 @@ func TestFIFOInPlaceOfAuditLog(t *testing.T) {
 				path = filepath.Join(Dir(home), fs[len(fs)-1].name)
 				os.Remove(filepath.Join(Dir(home), currentName))
 			}
-			mkfifo(t, path)
-			within(t, func() {
+			specialtest.Mkfifo(t, path)
+			specialtest.Within(t, func() {
 				if err := l.Append(callEvent(99)); err == nil {
 					t.Error("an append through a FIFO succeeded")
 				}
 			})
-			within(t, func() {
+			specialtest.Within(t, func() {
 				rep := mustVerify(t, home)
 				if !faultsSay(rep, "named pipe") {
 					t.Errorf("Verify: %s", faultText(rep))
 				}
 			})
-			within(t, func() {
+			specialtest.Within(t, func() {
 				if name != headName {
 					if _, _, err := Tail(home, 5); err == nil {
 						t.Error("Tail read a FIFO")
@@ -106,7 +84,7 @@ func TestSymlinkedAuditLogIsNotWrittenThrough(t *testing.T) {
 	if err := os.Symlink(victim, current(home)); err != nil {
 		t.Fatal(err)
 	}
-	within(t, func() {
+	specialtest.Within(t, func() {
 		if err := l.Append(callEvent(7)); err == nil {
 			t.Error("an append through a link succeeded")
 		}
@@ -125,8 +103,8 @@ func TestFIFOInPlaceOfAuditLockFile(t *testing.T) {
 	if err := os.MkdirAll(Dir(home), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	mkfifo(t, filepath.Join(Dir(home), lockName))
-	within(t, func() {
+	specialtest.Mkfifo(t, filepath.Join(Dir(home), lockName))
+	specialtest.Within(t, func() {
 		if _, err := Open(home, Options{}); !errors.Is(err, atomicfile.ErrNotRegular) {
 			t.Errorf("Open with a FIFO lock = %v", err)
 		}

@@ -4,12 +4,11 @@ package lock
 
 import (
 	"errors"
+	"github.com/mcpseal/mcpseal/internal/atomicfile/specialtest"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
@@ -18,32 +17,11 @@ import (
 // Every call runs under a deadline, so a regression that blocks on a FIFO
 // fails instead of hanging the suite.
 
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("blocked on a special file")
-	}
-}
-
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := os.RemoveAll(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatalf("mkfifo: %v", err)
-	}
-}
-
 func TestFIFOInPlaceOfTeamLock(t *testing.T) {
 	t.Parallel()
 	r := newSignedRepo(t)
-	mkfifo(t, r.lockPath)
-	within(t, func() {
+	specialtest.Mkfifo(t, r.lockPath)
+	specialtest.Within(t, func() {
 		if _, err := Load(r.lockPath, nil); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "named pipe") {
 			t.Errorf("Load = %v, want an error wrapping ErrTampered", err)
 		}
@@ -77,8 +55,8 @@ func TestFIFOInPlaceOfManifest(t *testing.T) {
 	r := newSignedRepo(t)
 	k := newKey(t)
 	h := r.host(t, k)
-	mkfifo(t, r.lockPath+ManifestSuffix)
-	within(t, func() {
+	specialtest.Mkfifo(t, r.lockPath+ManifestSuffix)
+	specialtest.Within(t, func() {
 		if _, err := Load(r.lockPath, h); err == nil {
 			t.Error("a lock loaded with a FIFO for its manifest")
 		}
@@ -89,12 +67,12 @@ func TestFIFOInPlaceOfLockEvents(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "events.jsonl")
-	mkfifo(t, fifo)
+	specialtest.Mkfifo(t, fifo)
 	victim := filepath.Join(dir, "victim")
 	os.WriteFile(victim, []byte("keep\n"), 0o600)
 	link := filepath.Join(dir, "linked.jsonl")
 	os.Symlink(victim, link)
-	within(t, func() {
+	specialtest.Within(t, func() {
 		for _, p := range []string{fifo, link} {
 			ev, err := OpenEvents(p)
 			if err == nil {
@@ -116,8 +94,8 @@ func TestFIFOInPlaceOfSequenceStore(t *testing.T) {
 	for _, name := range []string{"seq.json", "seq.json.flock"} {
 		dir := t.TempDir()
 		store := filepath.Join(dir, "seq.json")
-		mkfifo(t, filepath.Join(dir, name))
-		within(t, func() {
+		specialtest.Mkfifo(t, filepath.Join(dir, name))
+		specialtest.Within(t, func() {
 			if err := acceptSequence(store, "/x", m); !errors.Is(err, atomicfile.ErrNotRegular) {
 				t.Errorf("%s a FIFO: %v, want ErrNotRegular", name, err)
 			}
@@ -142,8 +120,8 @@ func TestHostConfigMayBeALink(t *testing.T) {
 	if _, err := LoadHostConfig(link); err != nil {
 		t.Errorf("LoadHostConfig through a link: %v", err)
 	}
-	mkfifo(t, real)
-	within(t, func() {
+	specialtest.Mkfifo(t, real)
+	specialtest.Within(t, func() {
 		for _, p := range []string{real, link} {
 			if _, err := LoadHostConfig(p); !errors.Is(err, atomicfile.ErrNotRegular) {
 				t.Errorf("LoadHostConfig(%s) = %v, want ErrNotRegular", filepath.Base(p), err)

@@ -61,7 +61,7 @@ func Open(home string) (*Store, error) {
 	// "not a directory".
 	for _, d := range folders {
 		if fi, err := os.Lstat(d); err == nil && !fi.IsDir() {
-			return nil, tampered("", fmt.Sprintf("%s is %s, not a folder", d, fileKind(fi.Mode())))
+			return nil, tampered("", fmt.Sprintf("%s is %s, not a folder", d, atomicfile.Kind(fi.Mode())))
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "seen"), 0o700); err != nil {
@@ -73,7 +73,7 @@ func Open(home string) (*Store, error) {
 			return nil, err
 		}
 		if !fi.IsDir() {
-			return nil, tampered("", fmt.Sprintf("%s is %s, not a folder", d, fileKind(fi.Mode())))
+			return nil, tampered("", fmt.Sprintf("%s is %s, not a folder", d, atomicfile.Kind(fi.Mode())))
 		}
 		if runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
 			return nil, fmt.Errorf("%s is writable by other users; run chmod 700 on it", d)
@@ -212,27 +212,10 @@ func (s *Store) strayFile(id string) string {
 	for _, p := range []string{s.newPath(id), s.seenPath(id)} {
 		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
 			rel, _ := filepath.Rel(s.dir, p)
-			return fmt.Sprintf("%s is %s, not a regular file", filepath.ToSlash(rel), fileKind(fi.Mode()))
+			return fmt.Sprintf("%s is %s, not a regular file", filepath.ToSlash(rel), atomicfile.Kind(fi.Mode()))
 		}
 	}
 	return ""
-}
-
-// fileKind names what a file that should be a regular file is instead.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a folder"
-	}
-	return "a special file"
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -5,34 +5,14 @@ package tlog
 import (
 	"crypto/rand"
 	"errors"
+	"github.com/mcpseal/mcpseal/internal/atomicfile/specialtest"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"golang.org/x/mod/sumdb/note"
 )
-
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("blocked on a special file")
-	}
-}
-
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatalf("mkfifo: %v", err)
-	}
-}
 
 // TestFIFOInPlaceOfSeenCheckpoint: the verifier's memory of the last
 // checkpoint is state; a FIFO there is refused at once, not waited on and
@@ -48,8 +28,8 @@ func TestFIFOInPlaceOfSeenCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := SeenDir(t.TempDir())
-	mkfifo(t, s.path(v))
-	within(t, func() {
+	specialtest.Mkfifo(t, s.path(v))
+	specialtest.Within(t, func() {
 		if c, err := s.Load(v); !errors.Is(err, atomicfile.ErrNotRegular) {
 			t.Errorf("Load = %v, %v; want ErrNotRegular", c, err)
 		}
@@ -59,13 +39,13 @@ func TestFIFOInPlaceOfSeenCheckpoint(t *testing.T) {
 func TestFIFOInLogFolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mkfifo(t, filepath.Join(dir, CheckpointFile))
+	specialtest.Mkfifo(t, filepath.Join(dir, CheckpointFile))
 	d, err := OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	within(t, func() {
+	specialtest.Within(t, func() {
 		if _, err := d.ReadFile(CheckpointFile, MaxCheckpointNote); err == nil {
 			t.Error("read a FIFO as the checkpoint")
 		}
@@ -93,8 +73,8 @@ func TestSigningKeyLinkOrFIFORefused(t *testing.T) {
 		t.Errorf("LoadSigner through a link = %v", err)
 	}
 	os.Remove(p)
-	mkfifo(t, p)
-	within(t, func() {
+	specialtest.Mkfifo(t, p)
+	specialtest.Within(t, func() {
 		if _, _, err := LoadSigner(home, "example.com/log"); !errors.Is(err, atomicfile.ErrNotRegular) {
 			t.Errorf("LoadSigner of a FIFO = %v", err)
 		}

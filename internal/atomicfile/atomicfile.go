@@ -95,7 +95,7 @@ func SyncDir(dir string) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return &NotRegularError{Name: filepath.Base(dir), Kind: kind(fi.Mode()) + ", not a folder"}
+		return &NotRegularError{Name: filepath.Base(dir), Kind: Kind(fi.Mode()) + ", not a folder"}
 	}
 	return d.Sync()
 }

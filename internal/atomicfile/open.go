@@ -28,10 +28,12 @@ func (e *NotRegularError) Error() string {
 func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 func notRegular(path string, m fs.FileMode) error {
-	return &NotRegularError{Name: filepath.Base(path), Kind: kind(m)}
+	return &NotRegularError{Name: filepath.Base(path), Kind: Kind(m)}
 }
 
-func kind(m fs.FileMode) string {
+// Kind names what a file is, for messages about a file that should be a
+// regular file or a folder: "a named pipe (FIFO)", "a symbolic link" ...
+func Kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
 		return "a symbolic link"

@@ -4,36 +4,18 @@ package atomicfile_test
 
 import (
 	"errors"
+	"github.com/mcpseal/mcpseal/internal/atomicfile/specialtest"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // within fails the test when f does not return in a few seconds: a
 // regression that blocks on a FIFO fails instead of hanging the suite.
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("blocked on a special file")
-	}
-}
-
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatalf("mkfifo: %v", err)
-	}
-}
 
 // specials plants every kind of name a state file must not be, each in
 // place of the same base name in its own folder.
@@ -50,7 +32,7 @@ func specials(t *testing.T) map[string]string {
 		out[kind] = p
 		return p
 	}
-	mkfifo(t, mk("fifo"))
+	specialtest.Mkfifo(t, mk("fifo"))
 	if err := os.Mkdir(mk("folder"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +52,7 @@ func specials(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	fifo2 := filepath.Join(base, "fifo2")
-	mkfifo(t, fifo2)
+	specialtest.Mkfifo(t, fifo2)
 	if err := os.Symlink(fifo2, mk("symlink-to-fifo")); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +64,7 @@ func specials(t *testing.T) map[string]string {
 
 func TestReadFileRefusesSpecialFilesWithoutBlocking(t *testing.T) {
 	for kind, path := range specials(t) {
-		within(t, func() {
+		specialtest.Within(t, func() {
 			data, err := atomicfile.ReadFile(path, 1024)
 			if !errors.Is(err, atomicfile.ErrNotRegular) {
 				t.Errorf("%s: read %q, %v; want ErrNotRegular", kind, data, err)
@@ -101,7 +83,7 @@ func TestOpenFileRefusesSpecialFilesWithoutBlocking(t *testing.T) {
 			os.O_RDWR | os.O_CREATE,
 			os.O_WRONLY | os.O_CREATE | os.O_TRUNC,
 		} {
-			within(t, func() {
+			specialtest.Within(t, func() {
 				f, err := atomicfile.OpenFile(path, flag, 0o600)
 				if err == nil {
 					f.Close()
@@ -131,7 +113,7 @@ func TestTruncateNeverReachesALinkTarget(t *testing.T) {
 
 func TestFollowFormsFollowLinksToRegularFilesOnly(t *testing.T) {
 	s := specials(t)
-	within(t, func() {
+	specialtest.Within(t, func() {
 		if b, err := atomicfile.ReadFileFollow(s["symlink"], 1024); err != nil || string(b) != "secret contents\n" {
 			t.Errorf("a link to a regular file: %q, %v", b, err)
 		}
@@ -146,7 +128,7 @@ func TestFollowFormsFollowLinksToRegularFilesOnly(t *testing.T) {
 func TestWriteFileReplacesAPlantedFIFOAndLink(t *testing.T) {
 	s := specials(t)
 	for _, kind := range []string{"fifo", "symlink"} {
-		within(t, func() {
+		specialtest.Within(t, func() {
 			if err := atomicfile.WriteFile(s[kind], []byte("new"), 0o600); err != nil {
 				t.Fatalf("%s: %v", kind, err)
 			}
@@ -162,8 +144,8 @@ func TestWriteFileReplacesAPlantedFIFOAndLink(t *testing.T) {
 
 func TestSyncDirRefusesAFIFO(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "pins")
-	mkfifo(t, p)
-	within(t, func() {
+	specialtest.Mkfifo(t, p)
+	specialtest.Within(t, func() {
 		if err := atomicfile.SyncDir(p); err == nil {
 			t.Error("synced a FIFO as a folder")
 		}
