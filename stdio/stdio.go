@@ -113,9 +113,15 @@ func (p *proxy) run(ctx context.Context) Result {
 	g := p.cfg.Gate
 	var mu sync.Mutex // guards g and the fields below
 	var (
-		lastDeadline time.Time
-		lastClosed   bool
-		broken       bool // a step panicked: the gate is not called again
+		// armed is the deadline the run loop's timer is set for (zero:
+		// none). A step wakes the loop only when the gate's deadline comes
+		// before it: a later one is met by the armed timer firing early
+		// and being set again, so the usual call with a timeout (one
+		// deadline set on the way out, cleared on the way back) costs no
+		// wake-up and no timer at all.
+		armed      time.Time
+		lastClosed bool
+		broken     bool // a step panicked: the gate is not called again
 	)
 	nullErr := g.InternalError(nil)
 	poke := make(chan struct{}, 1) // the gate's deadline or status changed
@@ -170,8 +176,8 @@ func (p *proxy) run(ctx context.Context) Result {
 			return
 		}
 		d, closed := g.Deadline(), g.Status().Closed
-		changed := !d.Equal(lastDeadline) || closed != lastClosed
-		lastDeadline, lastClosed = d, closed
+		changed := closed != lastClosed || !d.IsZero() && (armed.IsZero() || d.Before(armed))
+		lastClosed = closed
 		mu.Unlock()
 		if changed {
 			select {
@@ -314,6 +320,9 @@ func (p *proxy) run(ctx context.Context) Result {
 			stop()
 		case <-poke:
 		case <-tick:
+			mu.Lock()
+			armed = time.Time{}
+			mu.Unlock()
 			handle(gate.ToServer, nil, g.Tick)
 			toClient.wake()
 			toServer.wake()
@@ -341,18 +350,22 @@ func (p *proxy) run(ctx context.Context) Result {
 		if !broken {
 			d, closed = g.Deadline(), g.Status().Closed
 		}
+		rearm := !d.IsZero() && (armed.IsZero() || d.Before(armed))
+		if rearm {
+			armed = d
+		}
 		mu.Unlock()
 		if closed {
 			// Blocked, held or unverified: nothing more will reach the
 			// server, so it has no reason to keep running.
 			stop()
 		}
-		if timer != nil {
-			timer.Stop()
-			tick = nil
-		}
-		if !d.IsZero() {
-			timer = time.NewTimer(time.Until(d))
+		if rearm {
+			if timer == nil {
+				timer = time.NewTimer(time.Until(d))
+			} else {
+				timer.Reset(time.Until(d))
+			}
 			tick = timer.C
 		}
 	}
