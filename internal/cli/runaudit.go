@@ -32,6 +32,8 @@ type auditSink struct {
 	id      pin.Identity
 	log     *slog.Logger
 	ch      chan audit.Event
+	full    chan struct{} // the queue is half full: write now
+	closing chan struct{} // closed by close: write now
 	wg      sync.WaitGroup
 	dropped atomic.Int64
 	// required: the policy says an operation that cannot be audited does
@@ -55,30 +57,46 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*au
 	if err != nil {
 		return nil, err
 	}
-	a := &auditSink{lg: lg, id: id, log: log, ch: make(chan audit.Event, auditQueue), required: p != nil && p.Audit().Required}
+	a := &auditSink{lg: lg, id: id, log: log, ch: make(chan audit.Event, auditQueue),
+		full: make(chan struct{}, 1), closing: make(chan struct{}), required: p != nil && p.Audit().Required}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		// Gather events for a moment and write them in one go: one lock
 		// and one head update for a whole batch keeps the log's cost off a
 		// busy session. Closing the sink writes what is gathered.
+		//
+		// While it gathers it does not receive: a receive per event would
+		// wake this goroutine once per event, which cost a call more than
+		// the write itself. It sleeps until the gathering time is up, the
+		// queue is half full (record says so) or the sink closes, then
+		// takes what is queued.
 		batch := make([]audit.Event, 0, maxAuditBatch)
+		gather := time.NewTimer(auditGather)
+		gather.Stop()
 		for ev := range a.ch {
 			batch = append(batch[:0], ev)
-			deadline := time.NewTimer(auditGather)
-		gather:
+			if len(a.ch) < maxAuditBatch-1 { // else a whole batch is ready
+				gather.Reset(auditGather)
+				select {
+				case <-gather.C:
+				case <-a.full:
+				case <-a.closing:
+				}
+				gather.Stop()
+			}
+		take:
 			for len(batch) < maxAuditBatch {
 				select {
 				case ev, ok := <-a.ch:
 					if !ok {
-						break gather
+						break take
 					}
 					batch = append(batch, ev)
-				case <-deadline.C:
-					break gather
+				default:
+					break take
 				}
 			}
-			deadline.Stop()
 			if err := lg.AppendAll(batch); err != nil {
 				a.log.Error("audit log: events not written", "count", len(batch), "err", err)
 				a.broken.Store(true)
@@ -93,6 +111,12 @@ func (a *auditSink) record(ev audit.Event) {
 	ev.Server, ev.Label = a.id.ID, a.id.Label
 	select {
 	case a.ch <- ev:
+		if len(a.ch) > cap(a.ch)/2 {
+			select {
+			case a.full <- struct{}{}:
+			default:
+			}
+		}
 	default:
 		a.broken.Store(true)
 		if a.dropped.Add(1) == 1 {
@@ -175,6 +199,7 @@ func (a *auditSink) close() error {
 	if a == nil {
 		return nil
 	}
+	close(a.closing)
 	close(a.ch)
 	a.wg.Wait()
 	if n := a.dropped.Load(); n > 0 {
