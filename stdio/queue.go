@@ -23,6 +23,8 @@ type outlet struct {
 	bytes   int
 	writing bool // a goroutine is draining
 	closed  bool // no more frames; finish once drained
+	waiting int  // goroutines in waitBelow
+	idle    bool // the outlet's goroutine waits for work
 	err     error
 	w       *jsonrpc.Writer
 	// onFail is called once, outside the lock, when a write fails.
@@ -73,10 +75,18 @@ func (o *outlet) drainLocked() {
 			o.err, failed = err, err
 			o.frames, o.bytes = nil, 0
 		}
-		o.cond.Broadcast()
+		if o.waiting > 0 {
+			o.cond.Broadcast() // a reader waits for the queue to shrink
+		}
 	}
 	o.writing = false
-	o.cond.Broadcast()
+	// Wake only who has something to do: a reader held back by the
+	// queue, or the outlet's goroutine when there is more to write or the
+	// outlet is closing. Waking it for nothing costs a thread switch on
+	// every frame.
+	if o.waiting > 0 || o.idle && (len(o.frames) > 0 || o.closed || o.err != nil) {
+		o.cond.Broadcast()
+	}
 	if failed != nil && o.onFail != nil {
 		o.mu.Unlock()
 		o.onFail(failed)
@@ -100,7 +110,9 @@ func (o *outlet) wake() {
 func (o *outlet) waitBelow(limit int) {
 	o.mu.Lock()
 	for o.bytes > limit && o.err == nil && !o.closed {
+		o.waiting++
 		o.cond.Wait()
+		o.waiting--
 	}
 	o.mu.Unlock()
 }
@@ -119,7 +131,9 @@ func (o *outlet) run() {
 	o.mu.Lock()
 	for {
 		for (len(o.frames) == 0 || o.writing || o.err != nil) && !(o.closed && !o.writing) {
+			o.idle = true
 			o.cond.Wait()
+			o.idle = false
 		}
 		if len(o.frames) > 0 && o.err == nil {
 			o.drainLocked()
