@@ -160,13 +160,13 @@ func (s *Schemas) CheckArguments(def contract.Definition, params []byte) *Refusa
 		return &Refusal{Kind: KindSchema, Reason: ReasonInvalidArguments, Tool: tool,
 			Why: "mcpseal: the arguments of tool " + tool + " are " + what + "; the call was not forwarded"}
 	}
-	if err := checkIJSON(params); err != nil {
+	// One strict decode of the whole params: the case-fold check then
+	// covers a case variant of "arguments" itself, at the top level.
+	pv, err := decodeStrict(params)
+	switch {
+	case errors.Is(err, errNotIJSON):
 		return invalid("not valid I-JSON (repeated member names, invalid UTF-8 or a lone surrogate)")
-	}
-	// One decode of the whole params: the case-fold check then covers a
-	// case variant of "arguments" itself, at the top level.
-	pv, err := decodeValue(params)
-	if err != nil {
+	case err != nil:
 		return invalid("ambiguous (member names that differ only in case)")
 	}
 	pm, ok := pv.(map[string]any)

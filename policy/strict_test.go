@@ -1,0 +1,50 @@
+package policy
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// twoPass is the reading decodeStrict must agree with: checkIJSON, then
+// decodeValue.
+func twoPass(raw []byte) (any, error) {
+	if err := checkIJSON(raw); err != nil {
+		return nil, err
+	}
+	return decodeValue(raw)
+}
+
+var strictSeeds = []string{
+	`{}`, `[]`, `{"a":1}`, `{"city":"Oslo","n":9007199254740993}`, `{"a":{"b":[1,2,{"c":null}]}}`,
+	`{"path":"/ok","PATH":"/etc/passwd"}`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"k":1,"\u212a":2}`,
+	`"\ud83d\ude00"`, `"\ud83d"`, `"\udc00\ud83d"`, `{"x":1e400}`, `{"x":1e-400}`, `{"x":-0}`, `{"x":0.1e1}`,
+	`{"x":01}`, `{"x":1.}`, `{"x":.5}`, `{"x":"\u0000"}`, "{\"x\":\"\x01\"}", "{\"x\":\"\xff\"}", `{"x":tru}`,
+	` {"a" : [ true , false , null ] } `, `{"a":1}x`, `{"a":"\/\b\f\n\r\t\\\""}`, `{"a":"\x"}`,
+	`[[[[[[[[[[1]]]]]]]]]]`, `{"s":"é","É":1,"é":2}`,
+}
+
+func TestDecodeStrictAgreesWithTwoPasses(t *testing.T) {
+	for _, s := range strictSeeds {
+		checkStrict(t, []byte(s))
+	}
+}
+
+func FuzzDecodeStrict(f *testing.F) {
+	for _, s := range strictSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkStrict(t, raw) })
+}
+
+func checkStrict(t *testing.T, raw []byte) {
+	t.Helper()
+	got, gerr := decodeStrict(raw)
+	want, werr := twoPass(raw)
+	if !errors.Is(gerr, werr) && !(gerr == nil && werr == nil) {
+		t.Fatalf("decodeStrict(%q) error %v, two passes %v", raw, gerr, werr)
+	}
+	if gerr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeStrict(%q) = %#v, two passes %#v", raw, got, want)
+	}
+}
