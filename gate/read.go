@@ -4,10 +4,10 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/policy"
 )
 
 // This file holds the gate's only way of reading members of data another
@@ -134,32 +134,11 @@ func foldCollision(names []string) bool {
 	}
 	seen := make(map[string]bool, len(names))
 	for _, n := range names {
-		k := foldKey(n)
+		k := policy.FoldKey(n)
 		if seen[k] {
 			return true
 		}
 		seen[k] = true
 	}
 	return false
-}
-
-// foldKey maps s to one representative of its case-folding class: every
-// rune to the smallest rune of its unicode.SimpleFold orbit, so that
-// foldKey(a) == foldKey(b) exactly when strings.EqualFold(a, b).
-func foldKey(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(foldMin(r))
-	}
-	return b.String()
-}
-
-func foldMin(r rune) rune {
-	m := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		if f < m {
-			m = f
-		}
-	}
-	return m
 }

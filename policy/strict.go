@@ -131,12 +131,12 @@ func (d *strictDecoder) object(depth int) (any, error) {
 				folds = make(map[string]struct{}, 4)
 				for k0 := range m {
 					if k0 != k {
-						folds[foldKey(k0)] = struct{}{}
+						folds[FoldKey(k0)] = struct{}{}
 					}
 				}
 			}
 			if folds != nil {
-				f := foldKey(k)
+				f := FoldKey(k)
 				if _, ok := folds[f]; ok {
 					d.folded = true
 				}

@@ -95,7 +95,7 @@ func foldCollision(v any, depth int) bool {
 		if len(x) > 1 {
 			seen := make(map[string]struct{}, len(x))
 			for k := range x {
-				f := foldKey(k)
+				f := FoldKey(k)
 				if _, dup := seen[f]; dup {
 					return true
 				}
@@ -117,13 +117,13 @@ func foldCollision(v any, depth int) bool {
 	return false
 }
 
-// foldKey maps s to a representative of its case-folding class: every
+// FoldKey maps s to a representative of its case-folding class: every
 // rune becomes the smallest rune of its unicode.SimpleFold orbit, written
 // in lower case when that is an ASCII letter (the orbit of 'k' holds 'K',
-// 'k' and the Kelvin sign; its key is 'k'), so foldKey(a) == foldKey(b)
+// 'k' and the Kelvin sign; its key is 'k'), so FoldKey(a) == FoldKey(b)
 // exactly when strings.EqualFold(a, b). ASCII without capitals maps to
 // itself, without allocating.
-func foldKey(s string) string {
+func FoldKey(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		c := s[i]
