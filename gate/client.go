@@ -60,9 +60,15 @@ type modernMeta struct {
 	capNames        []string
 	capabilities    []byte // raw clientCapabilities object
 	clientInfo      []byte // raw, may be nil
+	key             string // the profile key, once computed
 }
 
-func (m *modernMeta) profile() string { return m.observation().Profile() }
+func (m *modernMeta) profile() string {
+	if m.key == "" {
+		m.key = m.observation().Profile()
+	}
+	return m.key
+}
 
 // observation is what a modern request says of its client; a modern
 // session runs on the version the request names.
@@ -114,7 +120,7 @@ func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
 	if !s.admitRequest(m) {
 		return
 	}
-	meta, err := parseModernMeta(m.Params)
+	meta, _, err := parseModernMetaObject(m.Params, s.metaCache)
 	if err != nil {
 		s.refuseUnreadable(m.ID)
 		return
@@ -179,10 +185,13 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		return
 	}
 	profile := s.legacyProfile
-	var meta *modernMeta
+	var (
+		meta   *modernMeta
+		params object // m.Params as read, once read
+	)
 	if !s.legacy {
 		var err error
-		if meta, err = parseModernMeta(m.Params); err != nil {
+		if meta, params, err = parseModernMetaObject(m.Params, s.metaCache); err != nil {
 			s.refuseUnreadable(m.ID)
 			return
 		}
@@ -220,8 +229,15 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 	case methodInitialize, methodDiscover:
 		p.recheck = true
 	case methodToolsCall:
-		name, ok, err := lookupString(m.Params, "name", false)
-		args, _, aerr := lookup(m.Params, "arguments")
+		if params == nil {
+			var err error
+			if params, err = readObject(m.Params); err != nil {
+				s.refuseUnreadable(m.ID)
+				return
+			}
+		}
+		name, ok, err := params.getString("name", false)
+		args, _, aerr := params.get("arguments")
 		if err != nil || aerr != nil || !ok {
 			// {"name":"a","Name":"b"}: a case-insensitive decoder on the
 			// server could call another tool than the one checked here;
@@ -336,36 +352,75 @@ func (s *Session) release(result []byte) {
 	}
 }
 
-// parseModernMeta reads the 2026-07-28 client facts from params._meta. It
-// returns nil when the request carries no protocol version, and an error
-// when params, _meta or the facts in it cannot be read unambiguously.
-func parseModernMeta(params []byte) (*modernMeta, error) {
+// metaCache remembers, by protocol version and raw capabilities, the
+// capability names and profile key a modern client's requests declare:
+// a client sends the same _meta with every request, and reading its
+// capabilities and building its key each time cost a call more than the
+// rest of the lookup.
+type metaCache map[string]*modernMeta
+
+// maxMetaCache bounds it; a client has one set of capabilities.
+const maxMetaCache = 32
+
+// parseModernMetaObject reads the 2026-07-28 client facts from
+// params._meta. It returns nil when the request carries no protocol
+// version, and an error when params, _meta or the facts in it cannot be
+// read unambiguously; and params as read, for the caller's further
+// lookups. cache, when not nil, remembers what earlier requests declared.
+func parseModernMetaObject(params []byte, cache metaCache) (*modernMeta, object, error) {
 	if params == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	metaRaw, ok, err := lookupObject(params, "_meta")
-	if err != nil || !ok {
-		return nil, err
-	}
-	pv, ok, err := lookupString(metaRaw, metaProtocolVersion, false)
-	if err != nil || !ok {
-		return nil, err
-	}
-	mm := &modernMeta{protocolVersion: pv}
-	caps, ok, err := lookupObject(metaRaw, metaClientCapabilities)
+	po, err := readObject(params)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	metaRaw, ok, err := po.getObject("_meta")
+	if err != nil || !ok {
+		return nil, po, err
+	}
+	mo, err := readObject(metaRaw)
+	if err != nil {
+		return nil, nil, err
+	}
+	pv, ok, err := mo.getString(metaProtocolVersion, false)
+	if err != nil || !ok {
+		return nil, po, err
+	}
+	caps, ok, err := mo.getObject(metaClientCapabilities)
+	if err != nil {
+		return nil, nil, err
+	}
+	clientInfo, _, err := mo.getObject(metaClientInfo)
+	if err != nil {
+		return nil, nil, err
+	}
+	ck := pv + "\x00" + string(caps)
+	if c := cache[ck]; c != nil {
+		// The same facts as a request before: share what was read of
+		// them; clientInfo (sent on to the server) is this request's own.
+		mm := *c
+		mm.clientInfo = clientInfo
+		return &mm, po, nil
+	}
+	mm := &modernMeta{protocolVersion: pv, clientInfo: clientInfo}
 	if ok {
 		if mm.capNames, err = memberNames(caps); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		mm.capabilities = caps
 	}
-	if mm.clientInfo, _, err = lookupObject(metaRaw, metaClientInfo); err != nil {
-		return nil, err
+	mm.profile()
+	if cache != nil {
+		if len(cache) >= maxMetaCache {
+			clear(cache)
+		}
+		c := *mm
+		c.capabilities = append([]byte(nil), caps...) // frames are not kept
+		c.clientInfo = nil
+		cache[ck] = &c
 	}
-	return mm, nil
+	return mm, po, nil
 }
 
 // initializeFacts reads what a legacy initialize declares: the protocol

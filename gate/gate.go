@@ -221,6 +221,8 @@ type Session struct {
 	caps map[string][]string
 	// obs is what each verified or verifying profile was observed as.
 	obs map[string]pin.Observation
+	// metaCache: what modern requests' _meta declared (see metaCache).
+	metaCache metaCache
 	// asks are the gate's own requests to the client (confirmations), by
 	// jsonrpc.IDKey, with the key of the held call they decide.
 	asks map[string]string
@@ -259,6 +261,7 @@ func New(cfg Config) *Session {
 		seqs:            newSequences(),
 		caps:            make(map[string][]string),
 		obs:             make(map[string]pin.Observation),
+		metaCache:       make(metaCache),
 		asks:            make(map[string]string),
 		serverReqs:      make(map[string]struct{}),
 		holds:           make(map[string]time.Time),

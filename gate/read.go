@@ -28,11 +28,28 @@ var errUnreadable = errors.New("not readable unambiguously")
 // case (Go's encoding/json and other case-insensitive decoders would bind
 // it to the same field).
 func lookup(obj []byte, key string) (value []byte, present bool, err error) {
-	ms, err := jsonrpc.Members(obj)
+	o, err := readObject(obj)
 	if err != nil {
-		return nil, false, errUnreadable
+		return nil, false, err
 	}
-	for _, m := range ms {
+	return o.get(key)
+}
+
+// An object is the members of a JSON object, read once (with its repeated
+// names refused) for several lookups.
+type object []jsonrpc.Member
+
+func readObject(raw []byte) (object, error) {
+	ms, err := jsonrpc.Members(raw)
+	if err != nil {
+		return nil, errUnreadable
+	}
+	return ms, nil
+}
+
+// get is lookup on an object already read.
+func (o object) get(key string) (value []byte, present bool, err error) {
+	for _, m := range o {
 		switch {
 		case m.Key == key:
 			value, present = m.Value, true
@@ -43,11 +60,27 @@ func lookup(obj []byte, key string) (value []byte, present bool, err error) {
 	return value, present, nil
 }
 
+// getString is lookupString on an object already read.
+func (o object) getString(key string, nullAbsent bool) (s string, present bool, err error) {
+	raw, present, err := o.get(key)
+	return stringValue(raw, present, err, nullAbsent)
+}
+
+// getObject is lookupObject on an object already read.
+func (o object) getObject(key string) (raw []byte, present bool, err error) {
+	raw, present, err = o.get(key)
+	return objectValue(raw, present, err)
+}
+
 // lookupString returns member key of obj as a string; a member that is
 // present but not a string is unreadable. With nullAbsent, null counts as
 // absent (optional members that clients read as "none").
 func lookupString(obj []byte, key string, nullAbsent bool) (s string, present bool, err error) {
 	raw, present, err := lookup(obj, key)
+	return stringValue(raw, present, err, nullAbsent)
+}
+
+func stringValue(raw []byte, present bool, err error, nullAbsent bool) (s string, ok bool, _ error) {
 	if err != nil || !present {
 		return "", false, err
 	}
@@ -65,6 +98,10 @@ func lookupString(obj []byte, key string, nullAbsent bool) (s string, present bo
 // present.
 func lookupObject(obj []byte, key string) (raw []byte, present bool, err error) {
 	raw, present, err = lookup(obj, key)
+	return objectValue(raw, present, err)
+}
+
+func objectValue(raw []byte, present bool, err error) ([]byte, bool, error) {
 	if err != nil || !present {
 		return nil, false, err
 	}
