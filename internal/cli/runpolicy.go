@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"sync"
 
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
@@ -43,6 +44,11 @@ func loadPolicy(e *env, path string) (*policy.Policy, error) {
 type policyGate struct {
 	ss  *policy.Session
 	log *slog.Logger
+	// allowed caches, by tool digest, the verdict that lets a call of the
+	// tool through with its timeout refusal: the same for every call, and
+	// building it per call (maps, strings) cost more than the decision.
+	mu      sync.Mutex
+	allowed map[string]gate.Verdict
 }
 
 func newPolicyGate(p *policy.Policy, id pin.Identity, argv []string, url string, log *slog.Logger) *policyGate {
@@ -147,9 +153,22 @@ func (pg *policyGate) callVerdict(ci gate.CallInfo, v policy.Verdict) gate.Verdi
 
 // allowVerdict lets a call through with the host's bound on its result.
 func (pg *policyGate) allowVerdict(ci gate.CallInfo) gate.Verdict {
+	pg.mu.Lock()
+	defer pg.mu.Unlock()
+	if v, ok := pg.allowed[ci.Tool.Digest]; ok {
+		return v
+	}
 	ss := pg.ss
-	return gate.Verdict{Kind: gate.Allow, Timeout: ss.Tool(ci.Tool.Name).Limits.CallTimeout, TimeoutRefusal: toGateRefusal(ss.CallTimeoutRefusal(ci.Tool))}
+	v := gate.Verdict{Kind: gate.Allow, Timeout: ss.Tool(ci.Tool.Name).Limits.CallTimeout, TimeoutRefusal: toGateRefusal(ss.CallTimeoutRefusal(ci.Tool))}
+	if pg.allowed == nil || len(pg.allowed) >= maxAllowedCache {
+		pg.allowed = make(map[string]gate.Verdict)
+	}
+	pg.allowed[ci.Tool.Digest] = v
+	return v
 }
+
+// maxAllowedCache bounds allowVerdict's cache: one entry per verified tool.
+const maxAllowedCache = 4096
 
 func refuse(r *policy.Refusal) gate.Verdict {
 	return gate.Verdict{Kind: gate.Refuse, Refusal: toGateRefusal(r)}
