@@ -352,8 +352,9 @@ func (s *Session) release(result []byte) {
 	}
 }
 
-// metaCache remembers, by protocol version and raw capabilities, the
-// capability names and profile key a modern client's requests declare:
+// metaCache remembers, by the raw _meta and by protocol version and raw
+// capabilities, the capability names and profile key a modern client's
+// requests declare:
 // a client sends the same _meta with every request, and reading its
 // capabilities and building its key each time cost a call more than the
 // rest of the lookup.
@@ -379,6 +380,12 @@ func parseModernMetaObject(params []byte, cache metaCache) (*modernMeta, object,
 	if err != nil || !ok {
 		return nil, po, err
 	}
+	if c := cache[string(metaRaw)]; c != nil {
+		// Byte for byte the _meta of a request before (a client sends
+		// the same with every request): read the same way.
+		mm := *c
+		return &mm, po, nil
+	}
 	mo, err := readObject(metaRaw)
 	if err != nil {
 		return nil, nil, err
@@ -395,7 +402,7 @@ func parseModernMetaObject(params []byte, cache metaCache) (*modernMeta, object,
 	if err != nil {
 		return nil, nil, err
 	}
-	ck := pv + "\x00" + string(caps)
+	ck := "\x00" + pv + "\x00" + string(caps) // no _meta object starts with a NUL
 	if c := cache[ck]; c != nil {
 		// The same facts as a request before: share what was read of
 		// them; clientInfo (sent on to the server) is this request's own.
@@ -419,6 +426,12 @@ func parseModernMetaObject(params []byte, cache metaCache) (*modernMeta, object,
 		c.capabilities = append([]byte(nil), caps...) // frames are not kept
 		c.clientInfo = nil
 		cache[ck] = &c
+		whole := c
+		whole.clientInfo = append([]byte(nil), clientInfo...)
+		if clientInfo == nil {
+			whole.clientInfo = nil
+		}
+		cache[string(metaRaw)] = &whole
 	}
 	return mm, po, nil
 }
