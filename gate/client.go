@@ -167,7 +167,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 	case jsonrpc.Response:
 		// Answers are routed by whose request they answer: the gate's
 		// own (a confirmation), or one the server sent (sampling, roots,
-		// elicitation). The two id spaces never overlap (serverRequest).
+		// elicitation). The two id spaces never overlap (serverMessage).
 		key := jsonrpc.IDKey(m.ID)
 		if s.asks[key] != "" {
 			s.confirmAnswer(key, m)
