@@ -93,11 +93,18 @@ func reduce(s string, limit int, extra string) string {
 // (encodeJSON), written by hand for the events a session writes on every
 // call (appendLine; TestEncodeMatchesEncodingJSON and FuzzEncode hold the
 // two to the same bytes), and by encoding/json for anything else.
-func encode(e *Event) ([]byte, error) {
-	if line, ok := appendLine(make([]byte, 0, 320), e); ok {
+func encode(e *Event) ([]byte, error) { return encodeTo(make([]byte, 0, 320), e) }
+
+// encodeTo is encode appending to dst.
+func encodeTo(dst []byte, e *Event) ([]byte, error) {
+	if line, ok := appendLine(dst, e); ok {
 		return line, nil
 	}
-	return encodeJSON(e)
+	line, err := encodeJSON(e)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, line...), nil
 }
 
 // appendLine appends e as encoding/json writes it, for an event whose

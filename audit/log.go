@@ -56,6 +56,8 @@ type Log struct {
 	// no other process appended since and the tip need not be read again.
 	last     *tip
 	lastFile os.FileInfo
+	// line is a buffer for encoding one event, reused under mu.
+	line []byte
 }
 
 // Open opens (creating it if needed) the audit log under home. It refuses
@@ -139,7 +141,7 @@ func (l *Log) AppendAll(es []Event) error {
 	if err := l.recordGap(&t); err != nil {
 		return err
 	}
-	var buf []byte
+	buf := make([]byte, 0, 320*len(es)) // a call's event is about 300 bytes
 	for _, e := range es {
 		if err := l.writeTo(&t, e, &buf); err != nil {
 			return err
@@ -191,10 +193,11 @@ func (l *Log) writeTo(t *tip, e Event, buf *[]byte) error {
 	if err != nil {
 		return err
 	}
-	line, err := encode(&p)
+	line, err := encodeTo(l.line[:0], &p)
 	if err != nil {
 		return invalid("the time cannot be encoded")
 	}
+	l.line = line[:0]
 	if t.size > 0 && t.size+int64(len(line))+1 > l.opts.MaxFileBytes {
 		if err := l.flush(t, buf); err != nil {
 			return err
