@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // The sandboxed launch, end to end: the real binary creates profiles,
