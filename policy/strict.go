@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -103,7 +104,13 @@ func (d *strictDecoder) object(depth int) (any, error) {
 		d.i++
 		return m, nil
 	}
-	var folds map[string]struct{}
+	// Names equal up to case: compared pairwise while the object is
+	// small (no allocation), by FoldKey in a set past that.
+	var (
+		small [8]string
+		n     int
+		folds map[string]struct{}
+	)
 	for {
 		d.space()
 		if d.i >= len(d.d) || d.d[d.i] != '"' {
@@ -126,22 +133,28 @@ func (d *strictDecoder) object(depth int) (any, error) {
 			return nil, err
 		}
 		m[k] = v
-		if !d.folded {
-			if len(m) == 2 && folds == nil {
-				folds = make(map[string]struct{}, 4)
-				for k0 := range m {
-					if k0 != k {
-						folds[FoldKey(k0)] = struct{}{}
-					}
-				}
-			}
-			if folds != nil {
-				f := FoldKey(k)
-				if _, ok := folds[f]; ok {
+		switch {
+		case d.folded:
+		case n < len(small):
+			for _, k0 := range small[:n] {
+				if strings.EqualFold(k0, k) {
 					d.folded = true
 				}
-				folds[f] = struct{}{}
 			}
+			small[n] = k
+			n++
+		default:
+			if folds == nil {
+				folds = make(map[string]struct{}, 2*len(small))
+				for _, k0 := range small {
+					folds[FoldKey(k0)] = struct{}{}
+				}
+			}
+			f := FoldKey(k)
+			if _, ok := folds[f]; ok {
+				d.folded = true
+			}
+			folds[f] = struct{}{}
 		}
 		d.space()
 		if d.i >= len(d.d) {
