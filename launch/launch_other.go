@@ -32,6 +32,8 @@ func (s *Server) Wait() error           { return errNotLinux }
 func (s *Server) Terminate()            {}
 func (s *Server) Kill()                 {}
 
+func endedUnreported(error) bool { return false }
+
 func startSandbox(p *Profile, v *verified, env []string, events func(Event), rep *Report, probe bool) (*Server, error) {
 	for _, c := range AllConfinements {
 		rep.NotEnforced = append(rep.NotEnforced, Enforcement{Confinement: c, Detail: "not available outside Linux"})

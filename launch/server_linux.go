@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -176,13 +177,24 @@ func (s *Server) drainCtrl() *helperMsg {
 	}
 }
 
+// reasonNoReport is the ExitError reason of a sandbox whose init ended
+// without reporting how the server did.
+const reasonNoReport = "the sandbox ended without a report"
+
+// endedUnreported reports whether err says the sandbox ended without its
+// exit report.
+func endedUnreported(err error) bool {
+	var ee *ExitError
+	return errors.As(err, &ee) && ee.Reason == reasonNoReport
+}
+
 func (s *Server) exitError(exit *helperMsg) error {
 	s.lim.mu.Lock()
 	tripped := s.lim.tripped
 	s.lim.mu.Unlock()
 	ev := Event{Kind: EventExit, Count: 1}
 	if exit == nil {
-		ev.Status, ev.Reason = -1, "the sandbox ended without a report"
+		ev.Status, ev.Reason = -1, reasonNoReport
 		if ps := s.cmd.ProcessState; ps != nil {
 			if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				ev.Signal, ev.Reason = unix.SignalName(ws.Signal()), "the sandbox was stopped"
