@@ -485,6 +485,9 @@ func (s *Session) block(res pin.Result) {
 		}
 	}
 	msg := fmt.Sprintf("mcpseal: session blocked: %s of server %s changed since it was pinned; review it with: mcpseal review %s", what, s.cfg.Identity.Label, s.cfg.Identity.ID)
+	if !res.AwaitingApproval && len(res.Changes) == 0 {
+		msg = fmt.Sprintf("mcpseal: session blocked: server %s shows this client profile for the first time, and new profiles wait for approval (posture strict); review it with: mcpseal review %s", s.cfg.Identity.Label, s.cfg.Identity.ID)
+	}
 	if res.AwaitingApproval {
 		d.Reason = ReasonUnapproved
 		msg = fmt.Sprintf("mcpseal: session blocked: server %s has no approved contract yet (posture strict); review it with: mcpseal review %s", s.cfg.Identity.Label, s.cfg.Identity.ID)

@@ -239,13 +239,8 @@ func acceptProfile(r *record, obs *contractEntry, caps []string, posture Posture
 		return !all && subset(names, caps)
 	}
 	if posture == Strict {
-		// Never weaker than guard: the whole contract of a profile it
-		// may draw on.
-		for key, p := range r.Profiles {
-			if p.Contract == obs.Contract && drawsOn(key, p) {
-				return true
-			}
-		}
+		// Strict trusts no new profile without a person: it is held for
+		// review even when it shows nothing new (review then says so).
 		return false
 	}
 	// Whatever the profile declares, what it shares with a pinned profile

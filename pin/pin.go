@@ -14,8 +14,8 @@
 //	strict   no trust on first use and no new profile without review: a
 //	         server's first contract is recorded as its pending change
 //	         (Drift, compared with the empty contract) and nothing is pinned
-//	         until a person approves it; a new profile is pinned only when
-//	         its whole contract equals a pinned profile's.
+//	         until a person approves it; a new profile is held for review
+//	         too, even when it shows nothing new.
 //	monitor  pins on first use and records drift as guard does, but the
 //	         caller forwards everything: it reports, it never protects.
 //
@@ -80,10 +80,9 @@
 //     clients without it;
 //   - its session shows no protocol change (see Protocol).
 //
-// Under strict it is accepted only when its whole contract equals one
-// pinned profile's (and its session shows no protocol change). Anything else
-// is drift, compared with the pinned definitions it shares (extra ones
-// "added").
+// Under strict it is never accepted without review: it is drift, held for
+// a person even when nothing in it differs. Anything else is drift too,
+// compared with the pinned definitions it shares (extra ones "added").
 //
 // The reasoning: servers vary their listings by the client's capabilities
 // (a roots tool for clients with roots), and that is the only variation a
@@ -330,8 +329,7 @@ const (
 	Guard Posture = "guard"
 	// Strict trusts nothing without review: a server's first contract is
 	// recorded as a pending change, not pinned, and blocks until approved;
-	// a new client profile is accepted only when its whole contract equals
-	// a pinned profile's.
+	// a new client profile is held for review too.
 	Strict Posture = "strict"
 	// Monitor pins on first use, records and reports drift, but forwards
 	// everything. It is never protection.

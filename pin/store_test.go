@@ -377,15 +377,18 @@ func TestStrictNewProfileDrifts(t *testing.T) {
 	// Strict pins nothing on first use (see TestStrictFirstUseNeedsApproval):
 	// the first profile is pinned under guard.
 	wantOutcome(t, observe(t, s, id, profileA, plain, Guard), FirstPin)
-	// The same contract under a new profile is accepted.
-	wantOutcome(t, observe(t, s, id, profileB, plain, Strict), ProfileAdded)
+	// Even the same contract under a new profile is held for review,
+	// with nothing changed.
+	if res := observe(t, s, id, profileB, plain, Strict); res.Outcome != Drift || len(res.Changes) != 0 {
+		t.Fatalf("strict, identical new profile: %v %+v", res.Outcome, res.Changes)
+	}
 	// An extra tool under a new profile is not.
 	res := observe(t, s, id, profileC, contractOf(nil, echo, roots), Strict)
 	wantOutcome(t, res, Drift)
 	if len(res.Changes) != 1 || res.Changes[0].Op != contract.OpAdded || res.Changes[0].Name != "get-roots-list" {
 		t.Fatalf("changes = %+v", res.Changes)
 	}
-	if rec, _ := s.Get(id.ID); len(rec.Profiles) != 2 {
+	if rec, _ := s.Get(id.ID); len(rec.Profiles) != 1 {
 		t.Fatalf("strict drift added a profile")
 	}
 }

@@ -127,12 +127,12 @@ func TestStrictFirstUseNeedsApproval(t *testing.T) {
 	if err != nil || rec.AwaitingApproval() || len(rec.Profiles) != 1 || rec.Profiles[0].Key != profileA || len(rec.Pending) != 0 {
 		t.Fatalf("after approval: %+v, %v", rec, err)
 	}
-	// From now on strict keeps its usual rules: the identical contract
-	// under a new profile is accepted, a drift is not.
-	wantOutcome(t, observe(t, s, id, profileB, c, Strict), ProfileAdded)
+	// From now on strict keeps its usual rules: a new profile waits for
+	// review even with the identical contract, and a drift is held.
+	wantOutcome(t, observe(t, s, id, profileB, c, Strict), Drift)
 	wantOutcome(t, observe(t, s, id, profileA, other, Strict), Drift)
 
-	want := []string{"drift", "review", "drift", "drift", "approve", "profile", "drift"}
+	want := []string{"drift", "review", "drift", "drift", "approve", "drift", "drift"}
 	if got := eventOps(t, s); !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}

@@ -174,7 +174,7 @@ func renderChanges(w io.Writer, rec *pin.Record, p pin.Pending) error {
 		_, err := fmt.Fprintln(w, "the server lists nothing: no definitions and no instructions")
 		return err
 	case len(p.Changes) == 0:
-		_, err := fmt.Fprintln(w, "no definition changed (the contract differs only in order or repetition)")
+		_, err := fmt.Fprintln(w, "no definition differs from the pinned ones (a new client profile, held for review under strict, or a contract that differs only in order or repetition)")
 		return err
 	}
 	return contract.RenderDiff(w, p.Base, p.Contract, p.Changes)
