@@ -41,19 +41,21 @@ func (t *tail) String() string {
 }
 
 // environ is this process's environment with the benchmark's own
-// variables set: MCPSEAL_HOME always, MCPSEAL_CPUPROFILE only when
-// profile is not empty (and removed otherwise, so an outer setting
-// cannot leak into a measured run).
+// variables set: MCPSEAL_HOME always, MCPSEAL_CPUPROFILE (profile) and
+// MCPSEAL_MEMPROFILE (profile with .pprof replaced by .heap.pprof) only
+// when profile is not empty, and removed otherwise, so an outer setting
+// cannot leak into a measured run.
 func environ(home, profile string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MCPSEAL_HOME=") && !strings.HasPrefix(kv, "MCPSEAL_CPUPROFILE=") {
+		if !strings.HasPrefix(kv, "MCPSEAL_HOME=") && !strings.HasPrefix(kv, "MCPSEAL_CPUPROFILE=") && !strings.HasPrefix(kv, "MCPSEAL_MEMPROFILE=") {
 			env = append(env, kv)
 		}
 	}
 	env = append(env, "MCPSEAL_HOME="+home)
 	if profile != "" {
-		env = append(env, "MCPSEAL_CPUPROFILE="+profile)
+		env = append(env, "MCPSEAL_CPUPROFILE="+profile,
+			"MCPSEAL_MEMPROFILE="+strings.TrimSuffix(profile, ".pprof")+".heap.pprof")
 	}
 	return env
 }

@@ -79,6 +79,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mcpseal: error: %s: %v\n", cpuProfileEnv, err)
 		}
 	}()
+	stopMemProfile, err := startMemProfile(e.getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpseal: error: %v\n", err)
+		return ExitFailure
+	}
+	defer func() {
+		if err := stopMemProfile(); err != nil {
+			fmt.Fprintf(stderr, "mcpseal: error: %s: %v\n", memProfileEnv, err)
+		}
+	}()
 	root := newRoot(e)
 	root.SetArgs(args)
 	err = root.Execute()

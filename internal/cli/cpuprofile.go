@@ -44,3 +44,31 @@ func startCPUProfile(getenv func(string) string) (stop func() error, err error) 
 		return f.Close()
 	}, nil
 }
+
+// memProfileEnv names the file a heap profile of this process is written
+// to when Main returns: the allocations of the whole run (go tool pprof
+// -sample_index=alloc_space) and what was still live at its end. Like
+// cpuProfileEnv it is a developer's switch, off unless set, and the file
+// is created with O_EXCL, mode 0600.
+const memProfileEnv = "MCPSEAL_MEMPROFILE"
+
+// startMemProfile opens the file getenv(memProfileEnv) names, and returns
+// the function that writes the heap profile to it and closes it. Unset, it
+// does nothing.
+func startMemProfile(getenv func(string) string) (stop func() error, err error) {
+	path := getenv(memProfileEnv)
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", memProfileEnv, err)
+	}
+	return func() error {
+		err := pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}, nil
+}

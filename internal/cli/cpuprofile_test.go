@@ -70,3 +70,29 @@ func TestCPUProfileNeverOverwrites(t *testing.T) {
 		t.Errorf("the existing file was changed: %q", b)
 	}
 }
+
+func TestMemProfileWritesTheNamedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mem.pprof")
+	stop, err := startMemProfile(func(k string) string {
+		if k == memProfileEnv {
+			return path
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("profile: %d bytes, mode %v; want some bytes, mode 0600", fi.Size(), fi.Mode().Perm())
+	}
+	if _, err := startMemProfile(func(string) string { return path }); err == nil {
+		t.Error("an existing profile file was not refused")
+	}
+}
