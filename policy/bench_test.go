@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -58,6 +59,27 @@ func BenchmarkCallCheck(b *testing.B) {
 		}
 		if v, ok := ss.QuickBeforeToolCall(def); !ok || !v.Proceeds() {
 			b.Fatal(v)
+		}
+	}
+}
+
+// BenchmarkCallCheckModern is BenchmarkCallCheck with the _meta a
+// 2026-07-28 client sends on every request (its version, info and
+// capabilities), which the arguments check reads but does not decode.
+func BenchmarkCallCheckModern(b *testing.B) {
+	def := toolRaw(b, benchTool)
+	ss := NewChecker(mustParse(b, benchPolicy), Options{}).Session(stdioServer("github"))
+	params := []byte(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{}}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.328"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},` +
+		strings.Replace(benchParams[1:], `,"_meta":{"progressToken":7}`, "", 1))
+	if r := ss.CheckCall(def, params); r != nil {
+		b.Fatal(r)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(params)))
+	for b.Loop() {
+		if r := ss.CheckCall(def, params); r != nil {
+			b.Fatal(r)
 		}
 	}
 }

@@ -160,22 +160,17 @@ func (s *Schemas) CheckArguments(def contract.Definition, params []byte) *Refusa
 		return &Refusal{Kind: KindSchema, Reason: ReasonInvalidArguments, Tool: tool,
 			Why: "mcpseal: the arguments of tool " + tool + " are " + what + "; the call was not forwarded"}
 	}
-	// One strict decode of the whole params: the case-fold check then
-	// covers a case variant of "arguments" itself, at the top level.
-	pv, err := decodeStrict(params)
+	// One strict pass over the whole params: the case-fold check then
+	// covers a case variant of "arguments" itself, at the top level. Only
+	// the arguments are decoded into values.
+	v, err := decodeArguments(params)
 	switch {
 	case errors.Is(err, errNotIJSON):
 		return invalid("not valid I-JSON (repeated member names, invalid UTF-8 or a lone surrogate)")
+	case errors.Is(err, errNotObject):
+		return invalid("not in a params object")
 	case err != nil:
 		return invalid("ambiguous (member names that differ only in case)")
-	}
-	pm, ok := pv.(map[string]any)
-	if !ok {
-		return invalid("not in a params object")
-	}
-	v, ok := pm["arguments"]
-	if !ok {
-		v = map[string]any{}
 	}
 	if _, isObject := v.(map[string]any); !isObject {
 		return invalid("not a JSON object")

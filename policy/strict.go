@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -349,4 +350,211 @@ func (d *strictDecoder) digits() bool {
 		d.i++
 	}
 	return d.i > start
+}
+
+// decodeArguments is decodeStrict(params) followed by taking its
+// "arguments" member (an empty object when there is none), but it builds
+// Go values for that member alone: every other member (a 2026-07-28
+// request's _meta is most of its params) is checked by the same rules
+// and left as bytes. Errors are decodeStrict's, and errNotObject when
+// params is not an object. FuzzDecodeArguments holds it to that
+// composition.
+func decodeArguments(params []byte) (any, error) {
+	d := strictDecoder{d: params}
+	d.space()
+	if d.i >= len(d.d) || d.d[d.i] != '{' {
+		if _, err := decodeStrict(params); err != nil {
+			return nil, err
+		}
+		return nil, errNotObject
+	}
+	var args any
+	found := false
+	err := d.members(0, func(k []byte) error {
+		if string(k) != "arguments" {
+			return d.skip(1)
+		}
+		v, err := d.value(1)
+		args, found = v, true
+		return err
+	})
+	if err != nil {
+		return nil, errNotIJSON
+	}
+	d.space()
+	if d.i != len(d.d) {
+		return nil, errNotIJSON
+	}
+	if d.folded {
+		return nil, errAmbiguous
+	}
+	if !found {
+		args = map[string]any{}
+	}
+	return args, nil
+}
+
+// skip checks the value at d.i as value does, building nothing.
+func (d *strictDecoder) skip(depth int) error {
+	d.space()
+	if d.i >= len(d.d) {
+		return errNotIJSON
+	}
+	switch c := d.d[d.i]; {
+	case c == '{':
+		if depth >= canon.MaxDepth {
+			return errNotIJSON
+		}
+		return d.members(depth, func([]byte) error { return d.skip(depth + 1) })
+	case c == '[':
+		if depth >= canon.MaxDepth {
+			return errNotIJSON
+		}
+		d.i++
+		d.space()
+		if d.i < len(d.d) && d.d[d.i] == ']' {
+			d.i++
+			return nil
+		}
+		for {
+			if err := d.skip(depth + 1); err != nil {
+				return err
+			}
+			d.space()
+			if d.i >= len(d.d) {
+				return errNotIJSON
+			}
+			switch d.d[d.i] {
+			case ',':
+				d.i++
+			case ']':
+				d.i++
+				return nil
+			default:
+				return errNotIJSON
+			}
+		}
+	case c == '"':
+		_, err := d.rawStr()
+		return err
+	case c == 't':
+		return d.literal("true")
+	case c == 'f':
+		return d.literal("false")
+	case c == 'n':
+		return d.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		_, err := d.number()
+		return err
+	}
+	return errNotIJSON
+}
+
+// members walks the object at d.i, calling member for each name (decoded,
+// valid only during the call's lifetime unless escaped) with d.i at its
+// value, which member must consume. It refuses what object refuses and
+// sets d.folded as object does.
+func (d *strictDecoder) members(depth int, member func(name []byte) error) error {
+	d.i++ // '{'
+	d.space()
+	if d.i < len(d.d) && d.d[d.i] == '}' {
+		d.i++
+		return nil
+	}
+	var (
+		small [8][]byte
+		n     int
+		names map[string]struct{} // past len(small): exact names
+		folds map[string]struct{} // and their case folds
+	)
+	for {
+		d.space()
+		if d.i >= len(d.d) || d.d[d.i] != '"' {
+			return errNotIJSON
+		}
+		k, err := d.rawStr()
+		if err != nil {
+			return err
+		}
+		if n < len(small) {
+			for _, k0 := range small[:n] {
+				if bytes.Equal(k0, k) {
+					return errNotIJSON
+				}
+				if bytes.EqualFold(k0, k) {
+					d.folded = true
+				}
+			}
+			small[n] = k
+			n++
+		} else {
+			if names == nil {
+				names = make(map[string]struct{}, 2*len(small))
+				folds = make(map[string]struct{}, 2*len(small))
+				for _, k0 := range small {
+					names[string(k0)] = struct{}{}
+					folds[FoldKey(string(k0))] = struct{}{}
+				}
+			}
+			if _, dup := names[string(k)]; dup {
+				return errNotIJSON
+			}
+			names[string(k)] = struct{}{}
+			f := FoldKey(string(k))
+			if _, ok := folds[f]; ok {
+				d.folded = true
+			}
+			folds[f] = struct{}{}
+		}
+		d.space()
+		if d.i >= len(d.d) || d.d[d.i] != ':' {
+			return errNotIJSON
+		}
+		d.i++
+		if err := member(k); err != nil {
+			return err
+		}
+		d.space()
+		if d.i >= len(d.d) {
+			return errNotIJSON
+		}
+		switch d.d[d.i] {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return nil
+		default:
+			return errNotIJSON
+		}
+	}
+}
+
+// rawStr checks the string at d.i as str does and returns its decoded
+// bytes: a slice of the input when it has no escapes, a new slice when it
+// has (never d.buf, which the next string reuses).
+func (d *strictDecoder) rawStr() ([]byte, error) {
+	start := d.i + 1
+	for j := start; j < len(d.d); j++ {
+		c := d.d[j]
+		if c == '"' {
+			s := d.d[start:j]
+			if !utf8.Valid(s) {
+				return nil, errNotIJSON
+			}
+			d.i = j + 1
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	saved := d.buf
+	d.buf = nil
+	s, err := d.str()
+	d.buf = saved
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
 }

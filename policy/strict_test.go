@@ -51,3 +51,60 @@ func checkStrict(t *testing.T, raw []byte) {
 		t.Fatalf("decodeStrict(%q) = %#v, two passes %#v", raw, got, want)
 	}
 }
+
+// composed is the reading decodeArguments must agree with: decodeStrict of
+// the whole params, then its "arguments" member.
+func composed(params []byte) (any, error) {
+	v, err := decodeStrict(params)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errNotObject
+	}
+	a, ok := m["arguments"]
+	if !ok {
+		return map[string]any{}, nil
+	}
+	return a, nil
+}
+
+var argumentSeeds = []string{
+	`{"name":"echo","arguments":{"text":"hello"}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"progressToken":7},"name":"echo","arguments":{"text":"hi"}}`,
+	`{"name":"echo"}`, `[]`, `"x"`, `{"arguments":1}`, `{"arguments":{},"Arguments":{}}`,
+	`{"arguments":{},"arguments":{}}`, `{"\u0061rguments":{"a":1},"arguments":{}}`,
+	`{"_meta":{"a":1,"a":2},"arguments":{}}`, `{"_meta":{"k":1,"\u212a":2},"arguments":{}}`,
+	`{"_meta":{"x":"\ud83d"},"arguments":{}}`, `{"_meta":[1,2,{"z":1e400}],"arguments":{}}`,
+	`{"_meta":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"A":10},"arguments":{}}`,
+	`{"_meta":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"j":11},"arguments":{}}`,
+	`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"ARGUMENTS":10,"arguments":{}}`,
+	`{"arguments":{"x":"\u00e9"}} x`, ` {"arguments" : { "q" : [ 1 , "\n" ] } } `, `{"_meta":tru,"arguments":{}}`,
+	`{"_meta":"\x","arguments":{}}`, "{\"_meta\":\"\xff\",\"arguments\":{}}", `{"_meta":{"\u0000":"\u0000"},"arguments":{}}`,
+}
+
+func TestDecodeArgumentsAgreesWithDecodeStrict(t *testing.T) {
+	for _, s := range append(argumentSeeds, strictSeeds...) {
+		checkArguments(t, []byte(s))
+	}
+}
+
+func FuzzDecodeArguments(f *testing.F) {
+	for _, s := range append(argumentSeeds, strictSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkArguments(t, raw) })
+}
+
+func checkArguments(t *testing.T, raw []byte) {
+	t.Helper()
+	got, gerr := decodeArguments(raw)
+	want, werr := composed(raw)
+	if !errors.Is(gerr, werr) && !(gerr == nil && werr == nil) {
+		t.Fatalf("decodeArguments(%q) error %v, decodeStrict %v", raw, gerr, werr)
+	}
+	if gerr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeArguments(%q) = %#v, decodeStrict %#v", raw, got, want)
+	}
+}
