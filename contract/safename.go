@@ -37,6 +37,9 @@ func SafeName(s string) string {
 	if s == "" {
 		return "_"
 	}
+	if isSafeName(s) {
+		return s // the usual case, on every call: no copy
+	}
 	var b strings.Builder
 	n := 0
 	for _, r := range s {
@@ -52,6 +55,20 @@ func SafeName(s string) string {
 		n++
 	}
 	return b.String()
+}
+
+// isSafeName reports whether SafeName would return s unchanged: ASCII
+// safe characters only, at most safeNameMax of them.
+func isSafeName(s string) bool {
+	if len(s) > safeNameMax {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isSafeNameRune(rune(s[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 func isSafeNameRune(r rune) bool {
