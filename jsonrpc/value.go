@@ -60,7 +60,7 @@ func Members(obj []byte) ([]Member, error) {
 		return nil, err
 	}
 	var (
-		out    []Member
+		out    = make([]Member, 0, 8) // one allocation for the usual object
 		names  nameSet
 		dupErr error
 	)
@@ -77,7 +77,7 @@ func Members(obj []byte) ([]Member, error) {
 		if !names.add(name) && dupErr == nil {
 			dupErr = invalidErr("duplicate member name", m.off)
 		}
-		out = append(out, Member{Key: string(name), Value: m.value})
+		out = append(out, Member{Key: memberKey(name), Value: m.value})
 	}
 	if dupErr != nil {
 		return nil, dupErr
@@ -248,6 +248,48 @@ func skipMemberValue(d []byte, i int) (int, error) {
 // nameSet detects duplicate member names. It compares a few names linearly
 // and switches to a map when there are more, so an object with many members
 // costs linear time.
+// memberKey returns name as a string, without allocating for the member
+// names every message carries.
+func memberKey(name []byte) string {
+	switch string(name) { // compiled without a conversion
+	case "jsonrpc":
+		return "jsonrpc"
+	case "id":
+		return "id"
+	case "method":
+		return "method"
+	case "params":
+		return "params"
+	case "result":
+		return "result"
+	case "error":
+		return "error"
+	case "_meta":
+		return "_meta"
+	case "name":
+		return "name"
+	case "arguments":
+		return "arguments"
+	case "cursor":
+		return "cursor"
+	case "content":
+		return "content"
+	case "isError":
+		return "isError"
+	case "structuredContent":
+		return "structuredContent"
+	case "progressToken":
+		return "progressToken"
+	case "io.modelcontextprotocol/protocolVersion":
+		return "io.modelcontextprotocol/protocolVersion"
+	case "io.modelcontextprotocol/clientInfo":
+		return "io.modelcontextprotocol/clientInfo"
+	case "io.modelcontextprotocol/clientCapabilities":
+		return "io.modelcontextprotocol/clientCapabilities"
+	}
+	return string(name)
+}
+
 type nameSet struct {
 	small [8][]byte
 	n     int
