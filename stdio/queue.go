@@ -19,7 +19,8 @@ import (
 type outlet struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	frames  [][]byte
+	frames  [][]byte // frames[head:] wait; the slice is reused once empty
+	head    int
 	bytes   int
 	writing bool // a goroutine is draining
 	closed  bool // no more frames; finish once drained
@@ -38,6 +39,9 @@ func newOutlet(w *jsonrpc.Writer, onFail func(error), finish func()) *outlet {
 	o.cond = sync.NewCond(&o.mu)
 	return o
 }
+
+// queued is the number of frames waiting (under o.mu).
+func (o *outlet) queued() int { return len(o.frames) - o.head }
 
 // push queues a frame; it never blocks on I/O.
 func (o *outlet) push(f []byte) {
@@ -63,17 +67,20 @@ func (o *outlet) drainLocked() {
 	}
 	o.writing = true
 	var failed error
-	for len(o.frames) > 0 && o.err == nil {
-		f := o.frames[0]
-		o.frames[0] = nil
-		o.frames = o.frames[1:]
+	for o.queued() > 0 && o.err == nil {
+		f := o.frames[o.head]
+		o.frames[o.head] = nil
+		o.head++
+		if o.head == len(o.frames) {
+			o.frames, o.head = o.frames[:0], 0
+		}
 		o.mu.Unlock()
 		err := o.w.Write(f)
 		o.mu.Lock()
 		o.bytes -= len(f)
 		if err != nil {
 			o.err, failed = err, err
-			o.frames, o.bytes = nil, 0
+			o.frames, o.head, o.bytes = nil, 0, 0
 		}
 		if o.waiting > 0 {
 			o.cond.Broadcast() // a reader waits for the queue to shrink
@@ -84,7 +91,7 @@ func (o *outlet) drainLocked() {
 	// queue, or the outlet's goroutine when there is more to write or the
 	// outlet is closing. Waking it for nothing costs a thread switch on
 	// every frame.
-	if o.waiting > 0 || o.idle && (len(o.frames) > 0 || o.closed || o.err != nil) {
+	if o.waiting > 0 || o.idle && (o.queued() > 0 || o.closed || o.err != nil) {
 		o.cond.Broadcast()
 	}
 	if failed != nil && o.onFail != nil {
@@ -99,7 +106,7 @@ func (o *outlet) drainLocked() {
 // every message).
 func (o *outlet) wake() {
 	o.mu.Lock()
-	if len(o.frames) > 0 && !o.writing {
+	if o.queued() > 0 && !o.writing {
 		o.cond.Broadcast()
 	}
 	o.mu.Unlock()
@@ -130,12 +137,12 @@ func (o *outlet) close() {
 func (o *outlet) run() {
 	o.mu.Lock()
 	for {
-		for (len(o.frames) == 0 || o.writing || o.err != nil) && !(o.closed && !o.writing) {
+		for (o.queued() == 0 || o.writing || o.err != nil) && !(o.closed && !o.writing) {
 			o.idle = true
 			o.cond.Wait()
 			o.idle = false
 		}
-		if len(o.frames) > 0 && o.err == nil {
+		if o.queued() > 0 && o.err == nil {
 			o.drainLocked()
 			continue
 		}
