@@ -180,7 +180,8 @@ type ToolPolicy struct {
 func (sp *ServerPolicy) Tool(name string) ToolPolicy {
 	var tp ToolPolicy
 	tp.Withheld, tp.Reason = sp.access(name)
-	var places []*toolRules // tool entries, most specific first
+	var buf [8]*toolRules // on the stack for the usual handful of levels
+	places := buf[:0]     // tool entries, most specific first
 	for _, r := range sp.levels {
 		for _, key := range [2]string{name, "*"} {
 			if t := r.tools[key]; t != nil {
@@ -224,7 +225,8 @@ func (sp *ServerPolicy) access(name string) (bool, string) {
 }
 
 func (sp *ServerPolicy) limits(name string) Limits {
-	var sets []limitSet // most specific first
+	var buf [12]limitSet // on the stack for the usual handful of levels
+	sets := buf[:0]      // most specific first
 	for _, r := range sp.levels {
 		for _, key := range [2]string{name, "*"} {
 			if t := r.tools[key]; t != nil {
