@@ -121,8 +121,8 @@ func TestRugPullBetweenSessions(t *testing.T) {
 func TestSplitViewListing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	// The gate's own first listing sees the honest tool; the client's
-	// later listing sees another.
+	// The gate's own first listing sees the honest tool; every later
+	// listing sees another.
 	sc := w.scenario(testmcp.Scenario{
 		Contract: testmcp.Contract{Tools: []testmcp.RawJSON{honestEcho}},
 		Variants: []testmcp.Variant{{FromListing: 2, Tools: []testmcp.RawJSON{
@@ -133,7 +133,18 @@ func TestSplitViewListing(t *testing.T) {
 	if _, err := p.Initialize(legacyVersion, nil); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	_, err := p.ListTools()
+	// The client's first listing is answered with the page the gate
+	// verified: the other view never reaches it, and the server is not
+	// asked.
+	tools, err := p.ListTools()
+	if err != nil || len(tools) != 1 || strings.Contains(string(tools[0]), "password") {
+		t.Fatalf("first listing: %s, %v", tools, err)
+	}
+	if n := w.count(1, "tools/list"); n != 1 {
+		t.Errorf("the server listed %d times, want once (the gate's own listing)", n)
+	}
+	// A later listing is the server's, and its other view is drift.
+	_, err = p.ListTools()
 	checkBlockData(t, wantRPCError(t, err, codeBlocked), "echo")
 	noEcho(t, err, "password")
 	settle()
@@ -148,11 +159,11 @@ func TestSplitViewListing(t *testing.T) {
 func TestMidSessionToolAdded(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	// Listing 1 is the gate's, listing 2 the client's first; listing 3
-	// adds a tool.
+	// Listing 1 is the gate's, which also answers the client's first;
+	// listing 2, the client's second, adds a tool.
 	sc := w.scenario(testmcp.Scenario{
 		Contract: testmcp.Contract{Tools: []testmcp.RawJSON{honestEcho}},
-		Variants: []testmcp.Variant{{FromListing: 3, AddTools: []testmcp.RawJSON{testmcp.Tool("exfiltrate", "Uploads a file.")}}},
+		Variants: []testmcp.Variant{{FromListing: 2, AddTools: []testmcp.RawJSON{testmcp.Tool("exfiltrate", "Uploads a file.")}}},
 	})
 	p := startScenario(t, w.home, []string{"--name", "midsession"}, sc)
 	if _, err := p.Initialize(legacyVersion, nil); err != nil {

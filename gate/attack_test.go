@@ -125,6 +125,7 @@ func TestUnreadableListingBlocks(t *testing.T) {
 		srv2 := newFakeServer(toolWeather)
 		h2 := newHarness(t, t.TempDir(), pin.Guard, srv2)
 		h2.legacySession(initLegacy)
+		h2.listKept()
 		srv2.rawResults = map[string]string{"tools/list": page}
 		got = h2.client(listTools)
 		if len(got) != 1 || strings.Contains(got[0], "id_rsa") {

@@ -310,6 +310,13 @@ func (s *Session) refuse(id []byte, reason, message string) {
 func (s *Session) forwardRequest(m jsonrpc.Message, frame []byte, p *pendingRequest) {
 	p.id = m.ID
 	s.pending[jsonrpc.IDKey(m.ID)] = p
+	if p.kind != "" {
+		if result, ok := s.takePage(p, m.Params); ok {
+			p.frame = frame
+			s.answerFromPage(p, result)
+			return
+		}
+	}
 	s.toServer(frame)
 }
 

@@ -190,6 +190,9 @@ type Session struct {
 	queueBytes int
 	// replay holds the queued messages release has yet to replay.
 	replay [][]byte
+	// pages are the last round's own listing pages, kept for the
+	// client's first listing (pages.go).
+	pages *verifiedPages
 	// Server messages to the client waiting for verification, in order.
 	held      [][]byte
 	heldBytes int
@@ -350,6 +353,9 @@ func (s *Session) Deadline() time.Time {
 			d = t.at
 		}
 	}
+	if s.pages != nil && (d.IsZero() || s.pages.until.Before(d)) {
+		d = s.pages.until
+	}
 	return d
 }
 
@@ -362,6 +368,9 @@ func (s *Session) Tick() []Out {
 	}
 	s.expireHolds()
 	s.expireCalls()
+	if s.pages != nil && !s.cfg.Now().Before(s.pages.until) {
+		s.pages = nil
+	}
 	return s.flush()
 }
 
@@ -439,6 +448,7 @@ func (s *Session) close(c *closure) {
 	}
 	s.phase = phaseClosed
 	s.closure = c
+	s.pages = nil
 	if s.round != nil && s.round.handshakeID != nil {
 		// The held handshake result is never released.
 		s.toClient(c.response(s.round.handshakeID))

@@ -123,6 +123,7 @@ func TestSplitViewListing(t *testing.T) {
 	srv := newFakeServer(toolWeather)
 	h := newHarness(t, t.TempDir(), pin.Guard, srv)
 	h.legacySession(initLegacy)
+	h.listKept()
 	// The gate's own listing saw the honest tool; the client's sees another.
 	srv.lists["tools/list"] = []string{toolWeather2}
 	got := h.client(listTools)
@@ -163,6 +164,7 @@ func TestToolRemovedFromCompleteListing(t *testing.T) {
 	srv.pageSize = 1
 	h := newHarness(t, t.TempDir(), pin.Guard, srv)
 	h.legacySession(initLegacy)
+	h.listKept()
 	srv.lists["tools/list"] = []string{toolWeather}
 	got := h.client(listTools)
 	code, data := errorOf(t, got[0])
@@ -323,7 +325,9 @@ func TestModernRequestWithoutDiscoverIsHeldUntilVerified(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "get_weather") {
 		t.Fatalf("got %q", got)
 	}
-	if srv.received["server/discover"] != 1 || srv.received["tools/list"] != 2 {
+	// The held listing is answered with the page the gate's own listing
+	// verified: the server is asked once.
+	if srv.received["server/discover"] != 1 || srv.received["tools/list"] != 1 {
 		t.Errorf("server received %v", srv.received)
 	}
 }
@@ -496,16 +500,17 @@ func TestBatchUnder20250326GatedMessageByMessage(t *testing.T) {
 	h.legacySession(strings.Replace(initLegacy, "2025-06-18", "2025-03-26", 1))
 	unknown := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rm_rf"}}`
 	got := h.client(`[` + callWeather + `,` + listTools + `,` + unknown + `]`)
-	// The list is answered (checked) and the unknown tool refused; the
-	// call of the pinned tool is at the server, as its own frame.
+	// The list is answered (checked; here with the page the gate's own
+	// listing verified, so first) and the unknown tool refused; the call
+	// of the pinned tool is at the server, as its own frame.
 	if len(got) != 2 {
 		t.Fatalf("got %q", got)
 	}
-	if code, _ := errorOf(t, got[0]); code != gate.CodeUnknownTool {
-		t.Errorf("unknown tool in a batch: code %d", code)
+	if !strings.Contains(got[0], `"id":2`) || !strings.Contains(got[0], "get_weather") {
+		t.Errorf("listing in a batch: %s", got[0])
 	}
-	if !strings.Contains(got[1], `"id":2`) || !strings.Contains(got[1], "get_weather") {
-		t.Errorf("listing in a batch: %s", got[1])
+	if code, _ := errorOf(t, got[1]); code != gate.CodeUnknownTool {
+		t.Errorf("unknown tool in a batch: code %d", code)
 	}
 	if srv.received["tools/call"] != 1 || len(srv.pendingManual) != 1 || string(srv.pendingManual[0].ID) != "3" {
 		t.Errorf("server received %v", srv.received)

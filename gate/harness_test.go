@@ -227,3 +227,20 @@ func (h *harness) legacySession(init string) string {
 	}
 	return got[0]
 }
+
+// listKept makes the client's first tools/list of the session, which the
+// gate answers with the page its own listing verified (gate/pages.go),
+// and checks that the server was not asked; later listings of tools go to
+// the server.
+func (h *harness) listKept() string {
+	h.t.Helper()
+	before := h.server.received["tools/list"]
+	got := h.client(`{"jsonrpc":"2.0","id":"kept","method":"tools/list","params":{}}`)
+	if len(got) != 1 || strings.Contains(got[0], `"error"`) {
+		h.t.Fatalf("first listing: client got %q", got)
+	}
+	if n := h.server.received["tools/list"] - before; n != 0 {
+		h.t.Fatalf("first listing: the server was asked %d times; the gate's verified page should have answered", n)
+	}
+	return got[0]
+}

@@ -39,6 +39,9 @@ type round struct {
 type listing struct {
 	kind    contract.Kind
 	items   [][]byte
+	// results are the pages' raw results by the cursor that asked for
+	// them, kept for the client (see keepPages).
+	results map[string][]byte
 	cursors map[string]bool
 	pages   int
 	done    bool
@@ -50,6 +53,7 @@ type listing struct {
 type ownRequest struct {
 	discover bool
 	kind     contract.Kind
+	cursor   string
 }
 
 // NewIDPrefix returns a random prefix for the gate's own request ids.
@@ -72,6 +76,7 @@ func (s *Session) newOwnID() []byte {
 }
 
 func (s *Session) startRound(r *round) {
+	s.pages = nil
 	s.phase = phaseListing
 	s.round = r
 	r.deadline = s.cfg.Now().Add(s.cfg.Limits.VerifyTimeout)
@@ -93,7 +98,7 @@ func (s *Session) startListings(r *round, caps []byte, unknown bool) {
 		if !unknown && !offers(caps, k) {
 			continue
 		}
-		r.listings[k] = &listing{kind: k, cursors: make(map[string]bool), tolerant: unknown}
+		r.listings[k] = &listing{kind: k, cursors: make(map[string]bool), results: make(map[string][]byte), tolerant: unknown}
 		s.sendOwn(k.ListMethod(), &ownRequest{kind: k}, s.ownParams(r, ""))
 	}
 	s.maybeFinish()
@@ -393,6 +398,7 @@ func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
 	}
 	l.pages++
 	l.items = append(l.items, items...)
+	l.results[o.cursor] = m.Result
 	r.total += len(items)
 	if r.total > s.cfg.Limits.MaxDefinitions {
 		s.closeUnverified(ReasonTooMany, fmt.Sprintf("mcpseal: server %s listed more than %d definitions", s.cfg.Identity.Label, s.cfg.Limits.MaxDefinitions))
@@ -412,7 +418,7 @@ func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
 		return
 	}
 	l.cursors[next] = true
-	s.sendOwn(o.kind.ListMethod(), &ownRequest{kind: o.kind}, s.ownParams(r, next))
+	s.sendOwn(o.kind.ListMethod(), &ownRequest{kind: o.kind, cursor: next}, s.ownParams(r, next))
 }
 
 // listPage splits a list result into its definitions and next cursor. A
@@ -536,6 +542,7 @@ func (s *Session) finishRound(r *round, c *contract.Contract) {
 		result = s.shapeHandshake(r.profile, result, c.Instructions)
 	}
 	s.round = nil
+	s.keepPages(r)
 	s.release(result)
 }
 

@@ -63,6 +63,9 @@ func (s *Session) serverMessage(frame []byte) {
 		return // held frames were peeked when they came
 	}
 	if m.Kind != jsonrpc.Request {
+		if strings.HasSuffix(m.Method, "/list_changed") {
+			s.pages = nil // the kept pages may no longer be the server's
+		}
 		if m.Method == methodCancelled {
 			// The server gave up a request: the client will not answer it.
 			if id, ok, err := lookup(m.Params, "requestId"); err == nil && ok {
