@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpseal/mcpseal/contract"
 )
@@ -71,6 +72,9 @@ func reduce(s string, limit int, extra string) string {
 	if s == "" {
 		return ""
 	}
+	if kept(s, limit, extra) {
+		return s // the usual case, for every event: no copy
+	}
 	var b strings.Builder
 	n := 0
 	for _, r := range s {
@@ -87,6 +91,22 @@ func reduce(s string, limit int, extra string) string {
 		n++
 	}
 	return b.String()
+}
+
+// kept reports whether reduce would return s as it is: at most limit
+// bytes, each one reduce keeps.
+func kept(s string, limit int, extra string) bool {
+	if len(s) > limit {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			strings.IndexByte("_.:/~-", c) >= 0 || strings.IndexByte(extra, c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // encode returns e's line, without the newline: encoding/json's bytes
