@@ -355,7 +355,12 @@ func (s *Session) release(result []byte) {
 	for len(s.replay) > 0 {
 		f := s.replay[0]
 		s.replay = s.replay[1:]
+		// Out of the queue and not yet anywhere else: should this step
+		// fail, Fail finds the request here (a listing answered from the
+		// kept pages is never in pending while it is shaped).
+		s.replaying = f
 		s.fromClient(f)
+		s.replaying = nil
 	}
 }
 

@@ -101,6 +101,9 @@ func (s *Session) Fail(from Side, frame []byte) []Out {
 		for _, f := range s.replay {
 			waiting(f, jsonrpc.Request)
 		}
+		if s.replaying != nil {
+			waiting(s.replaying, jsonrpc.Request)
+		}
 	})
 	s.guard("current frame", func() {
 		switch {

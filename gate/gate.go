@@ -188,8 +188,10 @@ type Session struct {
 	// Client messages waiting for verification, in order.
 	queue      [][]byte
 	queueBytes int
-	// replay holds the queued messages release has yet to replay.
-	replay [][]byte
+	// replay holds the queued messages release has yet to replay;
+	// replaying is the one it is replaying (nil after it).
+	replay    [][]byte
+	replaying []byte
 	// pages are the last round's own listing pages, kept for the
 	// client's first listing (pages.go).
 	pages *verifiedPages

@@ -17,7 +17,8 @@ import (
 // goes through checkListing, like any server answer: the shaping, the
 // withholding and the sequence tracking apply unchanged.
 //
-// The pages are kept for one use each, for pagesTTL, and dropped at once
+// The pages are kept up to Limits.MaxHeldBytes (a page past that is the
+// server's to answer again), for one use each, for pagesTTL, and dropped at once
 // when the server says a list changed, when another round starts, or when
 // the client asks for a page that is not the next one kept (a client off
 // the gate's sequence is answered by the server from then on).

@@ -33,12 +33,13 @@ type round struct {
 	instructions *string
 	listings     map[contract.Kind]*listing
 	total        int
+	kept         int // bytes of the listings' results kept (see keepPages)
 	deadline     time.Time
 }
 
 type listing struct {
-	kind    contract.Kind
-	items   [][]byte
+	kind  contract.Kind
+	items [][]byte
 	// results are the pages' raw results by the cursor that asked for
 	// them, kept for the client (see keepPages).
 	results map[string][]byte
@@ -398,7 +399,13 @@ func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
 	}
 	l.pages++
 	l.items = append(l.items, items...)
-	l.results[o.cursor] = m.Result
+	if r.kept+len(m.Result) <= s.cfg.Limits.MaxHeldBytes {
+		// Kept for the client's first listing (pages.go), within the
+		// bytes the gate would hold of the server's messages; a page past
+		// that is the server's to answer again.
+		l.results[o.cursor] = m.Result
+		r.kept += len(m.Result)
+	}
 	r.total += len(items)
 	if r.total > s.cfg.Limits.MaxDefinitions {
 		s.closeUnverified(ReasonTooMany, fmt.Sprintf("mcpseal: server %s listed more than %d definitions", s.cfg.Identity.Label, s.cfg.Limits.MaxDefinitions))

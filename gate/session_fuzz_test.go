@@ -61,12 +61,13 @@ type fuzzDriver struct {
 	// atServer counts, per id, the client requests the server got and
 	// has not had answered to the client yet.
 	atServer map[string]int
-	// methods are the client requests' methods by id; ownMethods the
-	// gate's own requests' methods by id, and ownListed the list methods
-	// the server answered the gate with a result: the gate answers a
-	// client's first listing with those pages (gate/pages.go).
-	methods, ownMethods map[string]string
-	ownListed           map[string]bool
+	// lists are the client's list requests' methods by id; ownMethods
+	// the gate's own requests' methods by id, and ownPages how many
+	// results the server gave the gate's own listings of each method: the
+	// gate may answer as many of the client's listings with those pages,
+	// each once (gate/pages.go).
+	lists, ownMethods map[string]string
+	ownPages          map[string]int
 
 	failed bool // a step panicked and the session was failed
 	// trap is the event op the Event hook panics at; trapped once armed.
@@ -87,7 +88,7 @@ func newFuzzDriver(t testing.TB, posture pin.Posture) *fuzzDriver {
 	d := &fuzzDriver{
 		t: t, now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
 		may: map[string]int{}, must: map[string]int{}, answered: map[string]int{}, atServer: map[string]int{},
-		methods: map[string]string{}, ownMethods: map[string]string{}, ownListed: map[string]bool{},
+		lists: map[string]string{}, ownMethods: map[string]string{}, ownPages: map[string]int{},
 		phases: map[string]bool{},
 	}
 	d.s = gate.New(gate.Config{
@@ -234,7 +235,7 @@ func (d *fuzzDriver) run(lines []string) {
 func (d *fuzzDriver) fromServer(frame []byte) {
 	if m, err := jsonrpc.Peek(frame); err == nil && m.Kind == jsonrpc.Response && m.Result != nil {
 		if method := d.ownMethods[jsonrpc.IDKey(m.ID)]; strings.HasSuffix(method, "/list") {
-			d.ownListed[method] = true
+			d.ownPages[method]++
 		}
 	}
 	d.step(gate.ToServer, frame, func() []gate.Out { return d.s.FromServer(frame) })
@@ -266,7 +267,9 @@ func (d *fuzzDriver) countClient(frame []byte) {
 			return
 		}
 		k := jsonrpc.IDKey(m.ID)
-		d.methods[k] = m.Method
+		if err == nil && m.Kind == jsonrpc.Request && strings.HasSuffix(m.Method, "/list") {
+			d.lists[k] = m.Method
+		}
 		d.may[k]++
 		if err == nil && m.Kind == jsonrpc.Request {
 			d.must[k]++
@@ -348,8 +351,12 @@ func (d *fuzzDriver) deliver(outs []gate.Out) {
 				continue
 			}
 			k := jsonrpc.IDKey(m.ID)
-			if m.Result != nil && d.atServer[k] == 0 && !d.ownListed[d.methods[k]] {
-				d.t.Fatalf("client request %s got a result although the server never got it: %q", m.ID, o.Frame)
+			if m.Result != nil && d.atServer[k] == 0 {
+				method := d.lists[k]
+				if d.ownPages[method] == 0 {
+					d.t.Fatalf("client request %s got a result although the server never got it: %q", m.ID, o.Frame)
+				}
+				d.ownPages[method]-- // a kept page answers once
 			}
 			if m.Result != nil && d.atServer[k] > 0 {
 				// Only results: the gate's error for another frame under

@@ -40,6 +40,26 @@ func newOutlet(w *jsonrpc.Writer, onFail func(error), finish func()) *outlet {
 	return o
 }
 
+// compact reuses the queue's array once it is empty, and moves the frames
+// still waiting to its front once they are the lesser half of it, so that
+// a queue that never empties (a flood read at the pace it comes) does not
+// grow without end; a large empty array is let go.
+func (o *outlet) compact() {
+	switch {
+	case o.head == len(o.frames) && cap(o.frames) > maxIdleSlots:
+		o.frames, o.head = nil, 0
+	case o.head == len(o.frames):
+		o.frames, o.head = o.frames[:0], 0
+	case o.head >= 64 && 2*o.head >= len(o.frames):
+		n := copy(o.frames, o.frames[o.head:])
+		clear(o.frames[n:])
+		o.frames, o.head = o.frames[:n], 0
+	}
+}
+
+// maxIdleSlots is the largest queue array an empty outlet keeps.
+const maxIdleSlots = 1024
+
 // queued is the number of frames waiting (under o.mu).
 func (o *outlet) queued() int { return len(o.frames) - o.head }
 
@@ -71,9 +91,7 @@ func (o *outlet) drainLocked() {
 		f := o.frames[o.head]
 		o.frames[o.head] = nil
 		o.head++
-		if o.head == len(o.frames) {
-			o.frames, o.head = o.frames[:0], 0
-		}
+		o.compact()
 		o.mu.Unlock()
 		err := o.w.Write(f)
 		o.mu.Lock()
