@@ -54,7 +54,7 @@ type subjectJSON struct {
 }
 
 type subjectClass struct {
-	name                                          string
+	name                                         string
 	sub, groups, roles, scopes, clients, issuers []string
 }
 
