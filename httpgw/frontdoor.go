@@ -92,6 +92,9 @@ func (gw *Gateway) frontDoor(r *http.Request) *refusal {
 // hostOK: exactly 127.0.0.1:PORT, localhost:PORT or [::1]:PORT.
 func (gw *Gateway) hostOK(host string) bool {
 	p := strconv.Itoa(gw.port)
+	if gw.cfg.Auth != nil && host == gw.cfg.Auth.Config().Authority() {
+		return true // the team gateway's public name (auth.json's resource)
+	}
 	return host == "127.0.0.1:"+p || host == "localhost:"+p || host == "[::1]:"+p
 }
 
