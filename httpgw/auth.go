@@ -2,8 +2,12 @@ package httpgw
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -233,4 +237,22 @@ func filterTools(frame []byte, keep func(string) bool) ([]byte, bool) {
 	}
 	kept = append(kept, ']')
 	return splice(frame, tools, kept), true
+}
+
+// ListenNetwork opens the team gateway's listener on any IP literal
+// address ("0.0.0.0:8443", "[2001:db8::1]:8443"). The caller must require
+// TLS (or a trusted proxy) and Auth: the launch token is for one machine.
+func ListenNetwork(addr string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("bad listen address: %w", err)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || ip.Zone() != "" {
+		return nil, errors.New("the listen address must be an IP literal")
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return nil, fmt.Errorf("bad port %q", port)
+	}
+	return net.Listen("tcp", net.JoinHostPort(ip.String(), port))
 }
