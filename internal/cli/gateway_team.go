@@ -227,4 +227,3 @@ func auditIdentity(id *oauth.Identity) (subject, client, jti string) {
 	// tail --subject reduces its argument the same way).
 	return id.Subject, id.ClientID, strings.TrimPrefix(id.JTIDigest, "sha256:")
 }
-
