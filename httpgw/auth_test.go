@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/mcpseal/mcpseal/internal/testoauth"
 	"github.com/mcpseal/mcpseal/oauth"
@@ -111,7 +109,7 @@ func newTeamWorld(t *testing.T) *teamWorld {
 func (w *teamWorld) httpClient() *http.Client {
 	tr := w.srv.Client().Transport.(*http.Transport).Clone()
 	tr.TLSClientConfig.RootCAs = w.pool
-	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &http.Client{Transport: tr}
 }
 
 // token gets an access token for the docs route by authorization code
@@ -133,24 +131,7 @@ func (w *teamWorld) connectAs(client, version string, h *auth.AuthorizationCodeH
 	hc := w.httpClient()
 	if h == nil {
 		var err error
-		h, err = auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
-			PreregisteredClient: &oauthex.ClientCredentials{ClientID: client},
-			RedirectURL:         "http://127.0.0.1:1/callback",
-			Client:              hc,
-			AuthorizationCodeFetcher: func(ctx context.Context, a *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-				resp, err := hc.Get(a.URL)
-				if err != nil {
-					return nil, err
-				}
-				resp.Body.Close()
-				loc, err := url.Parse(resp.Header.Get("Location"))
-				if err != nil || loc.Query().Get("code") == "" {
-					return nil, errors.New("no code on the redirect")
-				}
-				return &auth.AuthorizationResult{Code: loc.Query().Get("code"), State: loc.Query().Get("state")}, nil
-			},
-		})
-		if err != nil {
+		if h, err = w.as.CodeHandler(client, hc); err != nil {
 			return nil, err
 		}
 	}

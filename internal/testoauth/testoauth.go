@@ -7,6 +7,7 @@
 package testoauth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,6 +17,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +28,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // User is who a client's tokens speak for.
@@ -307,4 +311,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// CodeHandler is the go-sdk client's own OAuth support (authorization code
+// with PKCE, a pre-registered public client) for clientID against this
+// server. The "browser" is hc: it opens the authorization URL, which this
+// server approves at once, and reads the code off the redirect. hc must
+// trust this server and the gateway.
+func (s *Server) CodeHandler(clientID string, hc *http.Client) (*auth.AuthorizationCodeHandler, error) {
+	noFollow := *hc
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		PreregisteredClient: &oauthex.ClientCredentials{ClientID: clientID},
+		RedirectURL:         "http://127.0.0.1:1/callback",
+		Client:              hc,
+		AuthorizationCodeFetcher: func(ctx context.Context, a *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			resp, err := noFollow.Get(a.URL)
+			if err != nil {
+				return nil, err
+			}
+			resp.Body.Close()
+			loc, err := url.Parse(resp.Header.Get("Location"))
+			if err != nil || loc.Query().Get("code") == "" {
+				return nil, errors.New("testoauth: no code on the redirect")
+			}
+			return &auth.AuthorizationResult{Code: loc.Query().Get("code"), State: loc.Query().Get("state")}, nil
+		},
+	})
 }
