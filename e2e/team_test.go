@@ -54,7 +54,7 @@ type team struct {
 	pool   *x509.CertPool
 }
 
-func startTeam(t *testing.T) *team {
+func startTeam(t *testing.T, policyFile string) *team {
 	t.Helper()
 	dir := t.TempDir()
 	tm := &team{as: testoauth.New(), home: home(t)}
@@ -67,7 +67,7 @@ func startTeam(t *testing.T) *team {
 	files := map[string][]byte{
 		"cert.pem": certPEM, "key.pem": keyPEM, "idp.pem": tm.as.CAPEM(),
 		"bundle.pem":  append(slices.Clone(certPEM), tm.as.CAPEM()...),
-		"policy.json": []byte(teamPolicy),
+		"policy.json": []byte(policyFile),
 		"defs.json":   nil,
 	}
 	for name, b := range files {
@@ -180,7 +180,7 @@ func (tm *team) tsOAuth(t *testing.T, clientID, tool, args string, n int) oauthS
 func TestTeamGatewayTwoGroupsWithTheTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	needNode(t)
-	tm := startTeam(t)
+	tm := startTeam(t, teamPolicy)
 	alice := tm.tsOAuth(t, "alice-app", "add", `{"a":1,"b":2}`, 1)
 	if !slices.Equal(alice.Tools, []string{"add", "echo"}) || alice.Calls[0].Error != nil || alice.Calls[0].IsError {
 		t.Fatalf("alice: tools %v, call %+v", alice.Tools, alice.Calls[0])
@@ -199,7 +199,7 @@ func TestTeamGatewayTwoGroupsWithTheTypeScriptClient(t *testing.T) {
 func TestTeamGatewayRateLimitAcrossReconnects(t *testing.T) {
 	t.Parallel()
 	needNode(t)
-	tm := startTeam(t)
+	tm := startTeam(t, teamPolicy)
 	first := tm.tsOAuth(t, "bob-app", "echo", `{"text":"hi"}`, 2)
 	second := tm.tsOAuth(t, "bob-app", "echo", `{"text":"hi"}`, 2)
 	calls := append(first.Calls, second.Calls...)
@@ -213,25 +213,65 @@ func TestTeamGatewayRateLimitAcrossReconnects(t *testing.T) {
 	}
 }
 
+// goClient connects the go-sdk client, with its own OAuth support, as
+// clientID over TLS; opts may set an elicitation handler.
+func (tm *team) goClient(t *testing.T, clientID, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tm.pool, MinVersion: tls.VersionTLS12}}}
+	h, err := tm.as.CodeHandler(clientID, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-client", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: tm.url, HTTPClient: hc, OAuthHandler: h, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("%q: %v\n%s", version, err, tm.g.stderr.String())
+	}
+	return cs
+}
+
+// TestTeamGatewayConfirmsPerCaller: ops's calls of echo need a person's
+// yes, eng's do not. A legacy session asks its caller through the
+// client's elicitation; a 2026-07-28 request cannot be asked for one
+// caller of the shared session and is refused.
+func TestTeamGatewayConfirmsPerCaller(t *testing.T) {
+	t.Parallel()
+	tm := startTeam(t, `{"version": 1,
+	  "subjects": {"eng": {"groups": ["eng"]}, "ops": {"groups": ["ops"]}},
+	  "servers": {"sdk": {"tools": {"echo": {"confirm_subjects": ["ops"]}}}}}`)
+	asked := 0
+	opts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked++
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	}}
+	echo := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}
+	bob := tm.goClient(t, "bob-app", "2025-11-25", opts)
+	if _, err := bob.CallTool(context.Background(), echo); err != nil || asked != 1 {
+		t.Fatalf("bob's legacy call: %v, asked %d times", err, asked)
+	}
+	bob.Close()
+	alice := tm.goClient(t, "alice-app", "2025-11-25", opts)
+	if _, err := alice.CallTool(context.Background(), echo); err != nil || asked != 1 {
+		t.Fatalf("alice's call: %v, asked %d times in all", err, asked)
+	}
+	alice.Close()
+	modern := tm.goClient(t, "bob-app", "", opts)
+	defer modern.Close()
+	if _, err := modern.CallTool(context.Background(), echo); err == nil || !strings.Contains(err.Error(), "confirmation-unavailable") {
+		t.Fatalf("bob's 2026-07-28 call: %v", err)
+	}
+}
+
 // TestTeamGatewayGoClientIsAudited: the go-sdk client's own OAuth support
 // over TLS; the audit log names the caller, and audit tail --subject
 // finds its events and no one else's.
 func TestTeamGatewayGoClientIsAudited(t *testing.T) {
 	t.Parallel()
-	tm := startTeam(t)
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tm.pool, MinVersion: tls.VersionTLS12}}}
+	tm := startTeam(t, teamPolicy)
 	for _, version := range []string{"2025-11-25", ""} {
-		h, err := tm.as.CodeHandler("alice-app", hc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := mcp.NewClient(&mcp.Implementation{Name: "go-client", Version: "1"}, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: tm.url, HTTPClient: hc, OAuthHandler: h, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-		cancel()
-		if err != nil {
-			t.Fatalf("%q: %v\n%s", version, err, tm.g.stderr.String())
-		}
+		cs := tm.goClient(t, "alice-app", version, nil)
 		if names, err := toolNames(t, cs); err != nil || !slices.Equal(names, []string{"add", "echo"}) {
 			t.Fatalf("%q: alice sees %v (%v)", version, names, err)
 		}

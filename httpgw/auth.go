@@ -44,10 +44,21 @@ const (
 type IdentityPolicy interface {
 	// Visible reports whether who may see (and call) tool on route.
 	Visible(route string, who *oauth.Identity, tool string) bool
-	// Call takes one call of tool by who; "" allows it, anything else is
-	// the stable reason it is refused (a rate limit).
+	// Call takes one call of tool by who; "" allows it, NeedsConfirmation
+	// says a person must confirm it, anything else is the stable reason it
+	// is refused (a rate limit).
 	Call(route string, who *oauth.Identity, tool string) string
 }
+
+// NeedsConfirmation is IdentityPolicy.Call's answer for a call a person
+// must confirm. A legacy session's own gate asks (its policy knows its one
+// caller); the shared 2026-07-28 session cannot ask for one caller among
+// many, so there the call is refused with ReasonNoConfirmation.
+const NeedsConfirmation = "confirm"
+
+// ReasonNoConfirmation: the caller's calls of the tool need a person's
+// confirmation, which a 2026-07-28 (stateless) request cannot get here.
+const ReasonNoConfirmation = "confirmation-unavailable"
 
 // identityKey is the request context key of the verified identity.
 type identityKey struct{}
@@ -156,6 +167,12 @@ func (gw *Gateway) identityCall(w http.ResponseWriter, r *http.Request, rt *rout
 		frame = jsonrpc.NewError(m.ID, gate.CodeUnknownTool, "mcpseal: no such tool on this route; not forwarded", identityData(gate.ReasonUnknownTool, rt.id))
 	default:
 		reason := pol.Call(rt.name, who, tool)
+		if reason == NeedsConfirmation {
+			if r.Header.Get(sessionHeader) != "" {
+				return false // the session's gate asks its caller
+			}
+			reason = ReasonNoConfirmation
+		}
 		if reason == "" {
 			return false
 		}

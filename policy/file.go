@@ -49,6 +49,9 @@ type toolJSON struct {
 	// across sessions (subjects.go).
 	Subjects              []string `json:"subjects,omitempty"`
 	SubjectCallsPerMinute *int64   `json:"subject_calls_per_minute,omitempty"`
+	// ConfirmSubjects names the subject classes whose calls of the tool a
+	// person must confirm.
+	ConfirmSubjects []string `json:"confirm_subjects,omitempty"`
 }
 
 // limitsJSON bounds calls. Durations are Go duration strings ("30s").

@@ -94,6 +94,9 @@ type Server struct {
 	// applies the tools' subject rules per caller (the team gateway). Without
 	// it nobody is identified, so a tool restricted to subjects is withheld.
 	IdentityChecked bool
+	// Who is the session's one authenticated caller (a team gateway's
+	// legacy session), for "confirm_subjects"; nil when there is none.
+	Who *Who
 }
 
 // ServerPolicy is the policy resolved for one server.

@@ -33,6 +33,10 @@ import (
 // other tool settings: the tool's entry in the server, the server's "*",
 // the tool's entry in defaults, defaults' "*".
 
+// CodeConfirmSubject: a tool entry's "confirm_subjects" names a class the
+// session's caller is in.
+const CodeConfirmSubject = "confirm-subject"
+
 // ReasonSubject: the tool is restricted to subject classes and the caller
 // matches none (or nobody is identified).
 const ReasonSubject = "subject"
@@ -62,6 +66,7 @@ type subjectClass struct {
 type toolWho struct {
 	names     []string // nil: not set
 	perMinute *int64
+	confirm   []string // nil: not set
 }
 
 // Who is an authenticated caller, as the policy sees it: values from a
@@ -103,6 +108,17 @@ func (c *subjectClass) matches(w *Who) bool {
 type SubjectRule struct {
 	classes   []*subjectClass // nil: every caller
 	perMinute int64
+	confirm   []*subjectClass // callers a person must confirm calls of
+}
+
+// Confirms reports whether a person must confirm w's calls of the tool.
+func (r SubjectRule) Confirms(w *Who) bool {
+	for _, c := range r.confirm {
+		if c.matches(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Restricted reports whether only some subjects may see and call the tool.
@@ -126,8 +142,14 @@ func (r SubjectRule) CallsPerMinute() int64 { return r.perMinute }
 
 func (sp *ServerPolicy) subjects(places []*toolRules) SubjectRule {
 	var r SubjectRule
-	names, rateSet := false, false
+	names, rateSet, confirmSet := false, false, false
 	for _, t := range places {
+		if !confirmSet && t.who.confirm != nil {
+			confirmSet = true
+			for _, n := range t.who.confirm {
+				r.confirm = append(r.confirm, sp.policy.subjects[n])
+			}
+		}
 		if !names && t.who.names != nil {
 			names = true
 			r.classes = []*subjectClass{}
@@ -157,6 +179,18 @@ func (c *checker) toolWho(path string, t *toolJSON) (toolWho, error) {
 			}
 		}
 		w.names = t.Subjects
+	}
+	if t.ConfirmSubjects != nil {
+		at := joinPath(path, "confirm_subjects")
+		if len(t.ConfirmSubjects) == 0 {
+			return w, c.fail(at, "name at least one subject class (leave the key out for none)")
+		}
+		for i, n := range t.ConfirmSubjects {
+			if slices.Contains(t.ConfirmSubjects[:i], n) {
+				return w, c.fail(fmt.Sprintf("%s[%d]", at, i), "a subject class is listed twice")
+			}
+		}
+		w.confirm = t.ConfirmSubjects
 	}
 	if t.SubjectCallsPerMinute != nil {
 		n := *t.SubjectCallsPerMinute
@@ -208,9 +242,15 @@ func (c *checker) subjects(in map[string]*subjectJSON, p *Policy) (map[string]*s
 	}
 	check := func(path string, r *rules) error {
 		for _, tool := range sortedKeys(r.tools) {
-			for i, n := range r.tools[tool].who.names {
-				if out[n] == nil {
-					return c.fail(fmt.Sprintf("%s[%d]", joinPath(joinPath(joinPath(path, "tools"), tool), "subjects"), i), "no subject class %s in \"subjects\"", quoteKey(n))
+			w := r.tools[tool].who
+			for _, list := range []struct {
+				key   string
+				names []string
+			}{{"subjects", w.names}, {"confirm_subjects", w.confirm}} {
+				for i, n := range list.names {
+					if out[n] == nil {
+						return c.fail(fmt.Sprintf("%s[%d]", joinPath(joinPath(joinPath(path, "tools"), tool), list.key), i), "no subject class %s in \"subjects\"", quoteKey(n))
+					}
 				}
 			}
 		}

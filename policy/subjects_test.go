@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,24 @@ func TestSubjectRatesSurviveReconnects(t *testing.T) {
 	now = now.Add(20 * time.Second)
 	if !r.Allow("mem\x00iss\x00alice\x00read", 3) {
 		t.Fatal("the budget did not refill")
+	}
+}
+
+func TestConfirmSubjectsAskPerCaller(t *testing.T) {
+	t.Parallel()
+	p := mustParse(t, `{"version": 1,
+	  "subjects": {"ops": {"groups": ["ops"]}},
+	  "servers": {"memory": {"tools": {"delete_entities": {"confirm_subjects": ["ops"], "confirm": false}}}}}`)
+	def := toolRaw(t, `{"name":"delete_entities","inputSchema":{"type":"object"}}`)
+	for _, tc := range []struct {
+		who  *Who
+		asks bool
+	}{{&Who{Subject: "o", Groups: []string{"ops"}}, true}, {&Who{Subject: "e", Groups: []string{"eng"}}, false}, {nil, false}} {
+		srv := stdioServer("memory")
+		srv.IdentityChecked, srv.Who = true, tc.who
+		v := NewChecker(p, Options{}).Session(srv).BeforeToolCall(context.Background(), def)
+		if asks := v.Decision == RequireConfirmation; asks != tc.asks || asks && v.Code != CodeConfirmSubject {
+			t.Errorf("%+v: %+v, asks want %v", tc.who, v, tc.asks)
+		}
 	}
 }

@@ -196,14 +196,18 @@ func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes) (*identity
 	return ip, nil
 }
 
-func who(id *oauth.Identity) *policy.Who {
+// policyWho is the caller as the policy sees it (nil for none).
+func policyWho(id *oauth.Identity) *policy.Who {
+	if id == nil {
+		return nil
+	}
 	return &policy.Who{Issuer: id.Issuer, Subject: id.Subject, ClientID: id.ClientID, Scopes: id.Scopes, Groups: id.Groups, Roles: id.Roles}
 }
 
 // Visible implements httpgw.IdentityPolicy.
 func (ip *identityPolicy) Visible(route string, id *oauth.Identity, tool string) bool {
 	sp := ip.routes[route]
-	return sp == nil || sp.Tool(tool).Subjects.Allows(who(id))
+	return sp == nil || sp.Tool(tool).Subjects.Allows(policyWho(id))
 }
 
 // Call implements httpgw.IdentityPolicy.
@@ -212,8 +216,12 @@ func (ip *identityPolicy) Call(route string, id *oauth.Identity, tool string) st
 	if sp == nil {
 		return ""
 	}
-	if !ip.rates.Allow(route+"\x00"+id.Key()+"\x00"+tool, sp.Tool(tool).Subjects.CallsPerMinute()) {
+	rule := sp.Tool(tool).Subjects
+	if !ip.rates.Allow(route+"\x00"+id.Key()+"\x00"+tool, rule.CallsPerMinute()) {
 		return policy.ReasonRateLimited
+	}
+	if rule.Confirms(policyWho(id)) {
+		return httpgw.NeedsConfirmation
 	}
 	return ""
 }

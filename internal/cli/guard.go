@@ -87,7 +87,7 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 		g.closers = append(g.closers, sink.close)
 	}
 	if pol != nil {
-		pg := newPolicyGate(pol, s.id, g.argv, s.url, s.identityChecked, logger)
+		pg := newPolicyGate(pol, s.id, g.argv, s.url, s.identityChecked, policyWho(s.who), logger)
 		if g.refusal = pg.beforeConnect(); g.refusal == nil {
 			g.hooks = composeHooks(g.hooks, pg.hooks())
 			g.confirmTimeout = pg.ss.Server().ConfirmTimeout()
