@@ -58,7 +58,7 @@ func (p *teamPolicy) Call(route string, who *oauth.Identity, tool string) string
 	return ""
 }
 
-func newTeamWorld(t *testing.T) *teamWorld {
+func newTeamWorld(t *testing.T, tweak ...func(*Config)) *teamWorld {
 	t.Helper()
 	w := &teamWorld{as: testoauth.New(), up: newUpstream(t, false)}
 	t.Cleanup(w.as.Close)
@@ -91,8 +91,12 @@ func newTeamWorld(t *testing.T) *teamWorld {
 	}
 	up := x509.NewCertPool()
 	up.AddCert(w.up.srv.Certificate())
-	w.gw, err = New(Config{Routes: rs, Pins: store, Auth: v, Identities: &teamPolicy{rates: policy.NewSubjectRates(nil), perMinute: 3},
-		Resolver: fakeResolver(netip.MustParseAddr("127.0.0.1")), RootCAs: up})
+	gc := Config{Routes: rs, Pins: store, Auth: v, Identities: &teamPolicy{rates: policy.NewSubjectRates(nil), perMinute: 3},
+		Resolver: fakeResolver(netip.MustParseAddr("127.0.0.1")), RootCAs: up}
+	for _, f := range tweak {
+		f(&gc)
+	}
+	w.gw, err = New(gc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,5 +323,30 @@ func TestRateLimitPerIdentitySurvivesReconnects(t *testing.T) {
 	defer cs.Close()
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
 		t.Fatalf("alice is limited by bob's calls: %v", err)
+	}
+}
+
+func TestRequestAroundTheTrustedProxyIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newTeamWorld(t, func(c *Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} })
+	// A peer that is not the proxy never reaches the token check, and
+	// learns nothing, not even the metadata.
+	u := testoauth.User{Subject: "alice", Scopes: []string{"mcp:tools"}}
+	resp, body := w.post(t, w.as.Mint(w.as.Claims(u, "alice-app", w.url+"/docs")), "", initBody)
+	wantRefused(t, resp, body, http.StatusForbidden, CodeForbidden, ReasonProxy)
+}
+
+func TestForeignHostIsRefusedOnTheTeamGateway(t *testing.T) {
+	t.Parallel()
+	w := newTeamWorld(t)
+	r, _ := http.NewRequest(http.MethodGet, w.url+"/.well-known/oauth-protected-resource/docs", nil)
+	r.Host = "evil.example:443"
+	resp, err := w.httpClient().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a foreign Host got %d", resp.StatusCode)
 	}
 }
