@@ -43,6 +43,14 @@ type issuerJSON struct {
 	Audiences  []string    `json:"audiences,omitempty"`
 	Algorithms []string    `json:"algorithms,omitempty"`
 	Claims     *claimsJSON `json:"claims,omitempty"`
+	// Introspection turns on RFC 7662 for opaque (non-JWT) tokens.
+	Introspection *introspectionJSON `json:"introspection,omitempty"`
+}
+
+type introspectionJSON struct {
+	ClientID   string `json:"client_id"`
+	SecretFile string `json:"secret_file,omitempty"`
+	SecretEnv  string `json:"secret_env,omitempty"`
 }
 
 type claimsJSON struct {
@@ -71,6 +79,16 @@ type Issuer struct {
 	Audiences  []string
 	Algorithms []jose.SignatureAlgorithm
 	Claims     Claims
+	// Introspection, when set, validates opaque tokens at the issuer's
+	// introspection endpoint (RFC 7662) with these client credentials.
+	Introspection *Introspection
+}
+
+// Introspection is the resource server's credentials at an issuer's
+// introspection endpoint: the secret is read from a file or an
+// environment variable when the verifier starts, never from auth.json.
+type Introspection struct {
+	ClientID, SecretFile, SecretEnv string
 }
 
 // Claims names the claims an identity is read from; a dotted name reaches
@@ -176,6 +194,21 @@ func ParseConfig(name string, b []byte) (*Config, error) {
 				}
 				*m.dst = m.src
 			}
+		}
+		if in := is.Introspection; in != nil {
+			at := p + ".introspection"
+			switch {
+			case in.ClientID == "" || !printable(in.ClientID):
+				return nil, bad(at+".client_id", "a client id")
+			case (in.SecretFile == "") == (in.SecretEnv == ""):
+				return nil, bad(at, "exactly one of secret_file or secret_env")
+			}
+			for _, o := range c.Issuers {
+				if o.Introspection != nil {
+					return nil, bad(at, "only one issuer may introspect: an opaque token does not say whose it is")
+				}
+			}
+			out.Introspection = &Introspection{ClientID: in.ClientID, SecretFile: in.SecretFile, SecretEnv: in.SecretEnv}
 		}
 		c.Issuers = append(c.Issuers, out)
 	}

@@ -24,18 +24,20 @@ const MaxToken = 16 << 10
 
 // Failure reasons. Stable strings, logged and audited; never a value.
 const (
-	ReasonNoToken   = "no-token"  // no Authorization header
-	ReasonMalformed = "malformed" // not "Bearer" + one compact JWS
-	ReasonAlgorithm = "algorithm" // an algorithm the issuer does not allow (none, HS*)
-	ReasonIssuer    = "issuer"    // no or an unconfigured iss
-	ReasonKey       = "key"       // no key of the issuer's set verifies it
-	ReasonSignature = "signature" // the signature does not verify
-	ReasonAudience  = "audience"  // aud does not name this resource
-	ReasonExpired   = "expired"   // exp missing or past
-	ReasonNotYet    = "not-yet"   // nbf or iat in the future
-	ReasonSubject   = "subject"   // no sub
-	ReasonClaims    = "claims"    // a mapped claim of the wrong type
-	ReasonScope     = "scope"     // a required scope is missing (403)
+	ReasonNoToken    = "no-token"             // no Authorization header
+	ReasonMalformed  = "malformed"            // not "Bearer" + one compact JWS
+	ReasonAlgorithm  = "algorithm"            // an algorithm the issuer does not allow (none, HS*)
+	ReasonIssuer     = "issuer"               // no or an unconfigured iss
+	ReasonKey        = "key"                  // no key of the issuer's set verifies it
+	ReasonSignature  = "signature"            // the signature does not verify
+	ReasonAudience   = "audience"             // aud does not name this resource
+	ReasonExpired    = "expired"              // exp missing or past
+	ReasonNotYet     = "not-yet"              // nbf or iat in the future
+	ReasonSubject    = "subject"              // no sub
+	ReasonClaims     = "claims"               // a mapped claim of the wrong type
+	ReasonScope      = "scope"                // a required scope is missing (403)
+	ReasonInactive   = "inactive"             // introspection: the token is not active
+	ReasonIntrospect = "introspection-failed" // introspection: the issuer could not be asked
 )
 
 // Failure is a refused token: the HTTP status (401 or 403), the OAuth
@@ -62,6 +64,8 @@ type Options struct {
 	Now        func() time.Time
 	MaxAge     time.Duration
 	MinRefresh time.Duration
+	// Getenv reads an introspection secret_env (nil: no environment).
+	Getenv func(string) string
 }
 
 // Verifier validates access tokens for the gateway's routes.
@@ -70,6 +74,7 @@ type Verifier struct {
 	now     func() time.Time
 	issuers map[string]*issuerState
 	algs    []jose.SignatureAlgorithm // union, for parsing
+	intro   *introspector             // opaque tokens; nil when off
 }
 
 type issuerState struct {
@@ -108,7 +113,15 @@ func NewVerifier(ctx context.Context, cfg *Config, o Options) (*Verifier, error)
 		if !ks.refresh(ctx, true) {
 			return nil, fmt.Errorf("issuer %d: cannot load its key set", len(v.issuers))
 		}
-		v.issuers[is.Issuer] = &issuerState{Issuer: is, meta: m, keys: ks}
+		st := &issuerState{Issuer: is, meta: m, keys: ks}
+		v.issuers[is.Issuer] = st
+		if is.Introspection != nil {
+			in, err := newIntrospector(st, o)
+			if err != nil {
+				return nil, fmt.Errorf("issuer %d: %w", len(v.issuers)-1, err)
+			}
+			v.intro = in
+		}
 		for _, a := range is.Algorithms {
 			if !slices.Contains(v.algs, a) {
 				v.algs = append(v.algs, a)
@@ -198,6 +211,12 @@ func (v *Verifier) Verify(ctx context.Context, token, resource string) (*Identit
 	if len(token) > MaxToken {
 		return nil, invalid(ReasonMalformed)
 	}
+	if strings.Count(token, ".") != 2 {
+		if v.intro != nil {
+			return v.intro.verify(ctx, v, token, resource)
+		}
+		return nil, invalid(ReasonMalformed)
+	}
 	parsed, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
 		if strings.Contains(err.Error(), "algorithm") {
@@ -238,6 +257,12 @@ func (v *Verifier) Verify(ctx context.Context, token, resource string) (*Identit
 	if err := parsed.UnsafeClaimsWithoutVerification(&std); err != nil {
 		return nil, invalid(ReasonClaims)
 	}
+	return v.check(is, std, all, resource)
+}
+
+// check applies the claim rules to a verified token's claims (a JWT's, or
+// an introspection answer's).
+func (v *Verifier) check(is *issuerState, std jwt.Claims, all map[string]json.RawMessage, resource string) (*Identity, *Failure) {
 	if std.Issuer != is.Issuer.Issuer {
 		return nil, invalid(ReasonIssuer)
 	}

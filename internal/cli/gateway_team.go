@@ -127,7 +127,7 @@ func (tg *teamGateway) start(e *env, f gatewayFlags, routes *httpgw.Routes, logg
 		if err != nil {
 			return nil, err
 		}
-		v, err := oauth.NewVerifier(context.Background(), cfg, oauth.Options{})
+		v, err := oauth.NewVerifier(context.Background(), cfg, oauth.Options{Getenv: e.getenv})
 		if err != nil {
 			return nil, withHint(fmt.Errorf("auth: %w", err), "the gateway reads each issuer's metadata and keys at start")
 		}

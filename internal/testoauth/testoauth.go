@@ -61,7 +61,17 @@ type Server struct {
 	TTL time.Duration
 	// JWKSFetches counts key-set fetches.
 	JWKSFetches int
+	// opaque holds the claims of opaque tokens, for introspection;
+	// Introspections counts the introspection requests.
+	opaque         map[string]map[string]any
+	Introspections int
 }
+
+// The resource server's credentials at the introspection endpoint.
+const (
+	IntrospectClient = "mcpseal-gateway"
+	IntrospectSecret = "introspection-secret"
+)
 
 type codeGrant struct {
 	client, redirect, challenge, resource string
@@ -69,13 +79,14 @@ type codeGrant struct {
 
 // New starts a server on TLS.
 func New() *Server {
-	s := &Server{clients: map[string]Client{}, codes: map[string]codeGrant{}, TTL: 10 * time.Minute}
+	s := &Server{clients: map[string]Client{}, codes: map[string]codeGrant{}, opaque: map[string]map[string]any{}, TTL: 10 * time.Minute}
 	s.addKey()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.metadata)
 	mux.HandleFunc("GET /jwks", s.jwks)
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
+	mux.HandleFunc("POST /introspect", s.introspect)
 	s.Server = httptest.NewTLSServer(mux)
 	s.Issuer = s.URL
 	return s
@@ -193,6 +204,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"authorization_endpoint":                s.URL + "/authorize",
 		"token_endpoint":                        s.URL + "/token",
 		"jwks_uri":                              s.URL + "/jwks",
+		"introspection_endpoint":                s.URL + "/introspect",
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code", "client_credentials"},
 		"code_challenge_methods_supported":      []string{"S256"},
@@ -338,4 +350,44 @@ func (s *Server) CodeHandler(clientID string, hc *http.Client) (*auth.Authorizat
 			return &auth.AuthorizationResult{Code: loc.Query().Get("code"), State: loc.Query().Get("state")}, nil
 		},
 	})
+}
+
+// MintOpaque issues an opaque token whose claims only introspection tells.
+func (s *Server) MintOpaque(claims map[string]any) string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	tok := "opaque_" + hex.EncodeToString(b[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opaque[tok] = claims
+	return tok
+}
+
+// Revoke makes an opaque token inactive.
+func (s *Server) Revoke(tok string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.opaque, tok)
+}
+
+// introspect answers RFC 7662 requests of the resource server.
+func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
+	id, secret, ok := r.BasicAuth()
+	if !ok || id != IntrospectClient || secret != IntrospectSecret || r.ParseForm() != nil {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	s.mu.Lock()
+	s.Introspections++
+	c, found := s.opaque[r.PostForm.Get("token")]
+	s.mu.Unlock()
+	if !found {
+		writeJSON(w, http.StatusOK, map[string]any{"active": false})
+		return
+	}
+	out := map[string]any{"active": true}
+	for k, v := range c {
+		out[k] = v
+	}
+	writeJSON(w, http.StatusOK, out)
 }
