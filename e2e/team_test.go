@@ -259,7 +259,7 @@ func TestTeamGatewayConfirmsPerCaller(t *testing.T) {
 	alice.Close()
 	modern := tm.goClient(t, "bob-app", "", opts)
 	defer modern.Close()
-	if _, err := modern.CallTool(context.Background(), echo); err == nil || !strings.Contains(err.Error(), "confirmation-unavailable") {
+	if _, err := modern.CallTool(context.Background(), echo); err == nil || !strings.Contains(err.Error(), "confirm-unavailable") {
 		t.Fatalf("bob's 2026-07-28 call: %v", err)
 	}
 }

@@ -57,8 +57,16 @@ type IdentityPolicy interface {
 const NeedsConfirmation = "confirm"
 
 // ReasonNoConfirmation: the caller's calls of the tool need a person's
-// confirmation, which a 2026-07-28 (stateless) request cannot get here.
-const ReasonNoConfirmation = "confirmation-unavailable"
+// confirmation, which a 2026-07-28 (stateless) request cannot get here
+// (the policy's reason for a client that cannot ask).
+const ReasonNoConfirmation = "confirm-unavailable"
+
+// The JSON-RPC codes of the host policy's refusals (docs/error-codes.md),
+// which the front door's identity decisions answer with.
+const (
+	codePolicy  = -32009 // the host policy refused the call (a caller's rate limit)
+	codeConfirm = -32012 // a person's confirmation was needed and could not be asked
+)
 
 // identityKey is the request context key of the verified identity.
 type identityKey struct{}
@@ -166,17 +174,17 @@ func (gw *Gateway) identityCall(w http.ResponseWriter, r *http.Request, rt *rout
 		// nothing of tools it may not see.
 		frame = jsonrpc.NewError(m.ID, gate.CodeUnknownTool, "mcpseal: no such tool on this route; not forwarded", identityData(gate.ReasonUnknownTool, rt.id))
 	default:
-		reason := pol.Call(rt.name, who, tool)
+		reason, code := pol.Call(rt.name, who, tool), codePolicy
 		if reason == NeedsConfirmation {
 			if r.Header.Get(sessionHeader) != "" {
 				return false // the session's gate asks its caller
 			}
-			reason = ReasonNoConfirmation
+			reason, code = ReasonNoConfirmation, codeConfirm
 		}
 		if reason == "" {
 			return false
 		}
-		frame = jsonrpc.NewError(m.ID, gate.CodeRefused, "mcpseal: this call was refused for your identity ("+reason+"); not forwarded", identityData(reason, rt.id))
+		frame = jsonrpc.NewError(m.ID, code, "mcpseal: this call was refused for your identity ("+reason+"); not forwarded", identityData(reason, rt.id))
 	}
 	gw.event(Event{Kind: EventRefused, Route: rt.name, Reason: "identity", Status: http.StatusOK, Method: r.Method})
 	w.Header().Set("Content-Type", "application/json")

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,26 @@ func TestConfirmSubjectsAskPerCaller(t *testing.T) {
 		if asks := v.Decision == RequireConfirmation; asks != tc.asks || asks && v.Code != CodeConfirmSubject {
 			t.Errorf("%+v: %+v, asks want %v", tc.who, v, tc.asks)
 		}
+	}
+}
+
+// TestSubjectsDocExample: the subjects example in docs/policy.md is valid.
+func TestSubjectsDocExample(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../docs/policy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "### Subjects (the team gateway)")
+	if !ok {
+		t.Fatal("docs/policy.md has no subjects section")
+	}
+	_, block, ok := strings.Cut(sec, "```json\n")
+	if !ok {
+		t.Fatal("the subjects section has no example")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	if _, err := Parse("docs/policy.md", []byte(block)); err != nil {
+		t.Fatal(err)
 	}
 }
