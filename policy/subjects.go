@@ -168,29 +168,12 @@ func (sp *ServerPolicy) subjects(places []*toolRules) SubjectRule {
 // against the subjects section once it is read (subjects).
 func (c *checker) toolWho(path string, t *toolJSON) (toolWho, error) {
 	var w toolWho
-	if t.Subjects != nil {
-		at := joinPath(path, "subjects")
-		if len(t.Subjects) == 0 {
-			return w, c.fail(at, "name at least one subject class (leave the key out for every caller)")
-		}
-		for i, n := range t.Subjects {
-			if slices.Contains(t.Subjects[:i], n) {
-				return w, c.fail(fmt.Sprintf("%s[%d]", at, i), "a subject class is listed twice")
-			}
-		}
-		w.names = t.Subjects
+	var err error
+	if w.names, err = c.classList(joinPath(path, "subjects"), t.Subjects, "every caller"); err != nil {
+		return w, err
 	}
-	if t.ConfirmSubjects != nil {
-		at := joinPath(path, "confirm_subjects")
-		if len(t.ConfirmSubjects) == 0 {
-			return w, c.fail(at, "name at least one subject class (leave the key out for none)")
-		}
-		for i, n := range t.ConfirmSubjects {
-			if slices.Contains(t.ConfirmSubjects[:i], n) {
-				return w, c.fail(fmt.Sprintf("%s[%d]", at, i), "a subject class is listed twice")
-			}
-		}
-		w.confirm = t.ConfirmSubjects
+	if w.confirm, err = c.classList(joinPath(path, "confirm_subjects"), t.ConfirmSubjects, "none"); err != nil {
+		return w, err
 	}
 	if t.SubjectCallsPerMinute != nil {
 		n := *t.SubjectCallsPerMinute
@@ -200,6 +183,23 @@ func (c *checker) toolWho(path string, t *toolJSON) (toolWho, error) {
 		w.perMinute = &n
 	}
 	return w, nil
+}
+
+// classList checks a list of subject class names as written (nil: not
+// set); unset means unset, never "none".
+func (c *checker) classList(at string, names []string, unset string) ([]string, error) {
+	if names == nil {
+		return nil, nil
+	}
+	if len(names) == 0 {
+		return nil, c.fail(at, "name at least one subject class (leave the key out for %s)", unset)
+	}
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			return nil, c.fail(fmt.Sprintf("%s[%d]", at, i), "a subject class is listed twice")
+		}
+	}
+	return names, nil
 }
 
 // subjects checks the subjects section and every tool entry's references

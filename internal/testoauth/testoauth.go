@@ -151,7 +151,11 @@ func (s *Server) Claims(u User, clientID, audience string) map[string]any {
 
 // Sign signs claims with key (ES256) under kid.
 func Sign(key *ecdsa.PrivateKey, kid string, claims map[string]any) string {
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid))
+	return sign(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid), claims)
+}
+
+func sign(k jose.SigningKey, o *jose.SignerOptions, claims map[string]any) string {
+	sig, err := jose.NewSigner(k, o)
 	if err != nil {
 		panic(err)
 	}
@@ -185,15 +189,7 @@ func (s *Server) HS256WithPublicKey(claims map[string]any) string {
 		panic(err)
 	}
 	secret := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: secret}, (&jose.SignerOptions{}).WithHeader("kid", kid))
-	if err != nil {
-		panic(err)
-	}
-	tok, err := jwt.Signed(sig).Claims(claims).Serialize()
-	if err != nil {
-		panic(err)
-	}
-	return tok
+	return sign(jose.SigningKey{Algorithm: jose.HS256, Key: secret}, (&jose.SignerOptions{}).WithHeader("kid", kid), claims)
 }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
