@@ -192,6 +192,37 @@ func TestTeamGatewayTwoGroupsWithTheTypeScriptClient(t *testing.T) {
 	if e := bob.Calls[0].Error; e == nil || e.Code == nil || *e.Code != codeUnknownTool {
 		t.Fatalf("bob's call of add: %+v", bob.Calls[0])
 	}
+	// The refusal never reached the gate; the front door audits it.
+	tm.waitAudited(t, "bob", func(e auditRow) bool { return e.Op == "call" && e.Outcome == "refused" && e.Tool == "add" && e.Code == "unknown-tool" })
+}
+
+// auditRow is what these tests read of an audit event.
+type auditRow struct{ Op, Outcome, Tool, Code, Subject, Client, JTI string }
+
+// waitAudited waits until `mcpseal audit tail --subject` shows an event
+// want accepts (the log is written in batches), and checks that it shows
+// no other caller's.
+func (tm *team) waitAudited(t *testing.T, subject string, want func(auditRow) bool) {
+	t.Helper()
+	var tail struct{ Events []auditRow }
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, stderr, code := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", subject, "-n", "200")
+		if code != 0 {
+			t.Fatalf("audit tail: exit %d: %s", code, stderr)
+		}
+		if err := json.Unmarshal([]byte(out), &tail); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range tail.Events {
+			if e.Subject != subject {
+				t.Fatalf("audit tail --subject %s shows %+v", subject, e)
+			}
+			if want(e) {
+				return
+			}
+		}
+	}
+	t.Fatalf("no such audit event of %s: %+v", subject, tail.Events)
 }
 
 // TestTeamGatewayRateLimitAcrossReconnects: bob's echo budget (3 a minute)
@@ -280,32 +311,15 @@ func TestTeamGatewayGoClientIsAudited(t *testing.T) {
 		}
 		cs.Close()
 	}
-	var tail struct {
-		Events []struct {
-			Op, Outcome, Tool, Subject, Client, JTI string
-		} `json:"events"`
-	}
-	found := false
-	for deadline := time.Now().Add(5 * time.Second); !found && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		out, stderr, code := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", "alice", "-n", "100")
-		if code != 0 {
-			t.Fatalf("audit tail: exit %d: %s", code, stderr)
-		}
-		if err := json.Unmarshal([]byte(out), &tail); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range tail.Events {
-			if e.Subject != "alice" {
-				t.Fatalf("audit tail --subject alice shows %+v", e)
-			}
-			if e.Op == "call" && e.Tool == "add" && e.Client == "alice-app" && len(e.JTI) == 64 {
-				found = true
-			}
-		}
-	}
-	if !found {
-		t.Fatalf("no audited call of add by alice: %+v", tail.Events)
-	}
+	// The legacy session's own gate names alice in its events; the
+	// 2026-07-28 call, in the session every caller shares, is named by
+	// the front door's event (code "caller").
+	tm.waitAudited(t, "alice", func(e auditRow) bool {
+		return e.Op == "call" && e.Tool == "add" && e.Code != "caller" && e.Client == "alice-app" && len(e.JTI) == 64
+	})
+	tm.waitAudited(t, "alice", func(e auditRow) bool {
+		return e.Op == "call" && e.Tool == "add" && e.Code == "caller" && e.Client == "alice-app" && len(e.JTI) == 64
+	})
 	out, _, _ := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", "bob")
 	if strings.Contains(out, `"subject":"alice"`) {
 		t.Fatalf("audit tail --subject bob shows alice's events: %s", out)

@@ -68,6 +68,17 @@ const (
 	codeConfirm = -32012 // a person's confirmation was needed and could not be asked
 )
 
+// CallerEvent is a decision on a caller's tools/call that the gate behind
+// cannot attribute to the caller: a call the front door refused (the gate
+// never sees it), or a 2026-07-28 call it forwarded into the shared
+// session (whose gate serves every caller). For the audit log.
+type CallerEvent struct {
+	Route  string
+	Who    *oauth.Identity
+	Tool   string // as the client sent it; reduce before writing
+	Reason string // "" when forwarded, else why it was refused
+}
+
 // identityKey is the request context key of the verified identity.
 type identityKey struct{}
 
@@ -166,31 +177,45 @@ func (gw *Gateway) identityCall(w http.ResponseWriter, r *http.Request, rt *rout
 	if who == nil || pol == nil || m.Method != "tools/call" || m.Kind != jsonrpc.Request {
 		return false
 	}
+	legacy := r.Header.Get(sessionHeader) != ""
 	tool, ok := stringMember(m.Params, "name")
 	var frame []byte
+	var reason string
 	switch {
 	case !ok || !pol.Visible(rt.name, who, tool):
 		// As for a tool the server does not have: the caller learns
 		// nothing of tools it may not see.
-		frame = jsonrpc.NewError(m.ID, gate.CodeUnknownTool, "mcpseal: no such tool on this route; not forwarded", identityData(gate.ReasonUnknownTool, rt.id))
+		reason = gate.ReasonUnknownTool
+		frame = jsonrpc.NewError(m.ID, gate.CodeUnknownTool, "mcpseal: no such tool on this route; not forwarded", identityData(reason, rt.id))
 	default:
-		reason, code := pol.Call(rt.name, who, tool), codePolicy
+		code := codePolicy
+		reason = pol.Call(rt.name, who, tool)
 		if reason == NeedsConfirmation {
-			if r.Header.Get(sessionHeader) != "" {
+			if legacy {
 				return false // the session's gate asks its caller
 			}
 			reason, code = ReasonNoConfirmation, codeConfirm
 		}
 		if reason == "" {
+			if !legacy {
+				gw.caller(CallerEvent{Route: rt.name, Who: who, Tool: tool})
+			}
 			return false
 		}
 		frame = jsonrpc.NewError(m.ID, code, "mcpseal: this call was refused for your identity ("+reason+"); not forwarded", identityData(reason, rt.id))
 	}
+	gw.caller(CallerEvent{Route: rt.name, Who: who, Tool: tool, Reason: reason})
 	gw.event(Event{Kind: EventRefused, Route: rt.name, Reason: "identity", Status: http.StatusOK, Method: r.Method})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(frame)
 	return true
+}
+
+func (gw *Gateway) caller(e CallerEvent) {
+	if gw.cfg.OnCaller != nil {
+		gw.cfg.OnCaller(e)
+	}
 }
 
 func identityData(reason string, id pin.Identity) []byte {

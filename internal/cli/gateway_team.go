@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/httpgw"
 	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/policy"
@@ -132,7 +133,7 @@ func (tg *teamGateway) start(e *env, f gatewayFlags, routes *httpgw.Routes, logg
 			return nil, withHint(fmt.Errorf("auth: %w", err), "the gateway reads each issuer's metadata and keys at start")
 		}
 		tg.verifier = v
-		if tg.identites, err = newIdentityPolicy(e, f, routes); err != nil {
+		if tg.identites, err = newIdentityPolicy(e, f, routes, logger); err != nil {
 			return nil, err
 		}
 	}
@@ -157,10 +158,14 @@ func (tg *teamGateway) configure(c *httpgw.Config) {
 	if tg.verifier != nil {
 		c.Auth = tg.verifier
 		c.Identities = tg.identites
+		c.OnCaller = tg.identites.record
 		c.Token = ""
 	}
 	c.TrustedProxies = tg.proxies
 }
+
+// close writes what the caller audit holds.
+func (tg *teamGateway) close() { tg.identites.close() }
 
 func (tg *teamGateway) scheme() string {
 	if tg.tls != nil {
@@ -174,10 +179,12 @@ func (tg *teamGateway) scheme() string {
 type identityPolicy struct {
 	routes map[string]*policy.ServerPolicy // nil entry: no policy file, every tool for everyone
 	rates  *policy.SubjectRates
+	// sinks write the front door's caller decisions, per route.
+	sinks map[string]*auditSink
 }
 
-func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes) (*identityPolicy, error) {
-	ip := &identityPolicy{routes: map[string]*policy.ServerPolicy{}, rates: policy.NewSubjectRates(nil)}
+func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes, logger *slog.Logger) (*identityPolicy, error) {
+	ip := &identityPolicy{routes: map[string]*policy.ServerPolicy{}, rates: policy.NewSubjectRates(nil), sinks: map[string]*auditSink{}}
 	for _, name := range routes.Names() {
 		spec := routes.Routes[name]
 		path := spec.Policy
@@ -188,12 +195,46 @@ func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes) (*identity
 		if err != nil {
 			return nil, exitWith(ExitRefused, withHint(fmt.Errorf("host policy: %w", err), "check it with 'mcpseal policy-check'"))
 		}
+		id := spec.Identity()
 		if pol != nil {
-			id := spec.Identity()
 			ip.routes[name] = pol.Server(policy.Server{ID: id.ID, Label: id.Label, IdentityChecked: true})
+		}
+		sink, err := openAudit(e, pol, id, logger.With("route", name))
+		switch {
+		case err != nil && pol != nil && pol.Audit().Required:
+			ip.close()
+			return nil, exitWith(ExitRefused, withHint(fmt.Errorf("audit log: %w", err), "the host policy requires the audit log"))
+		case err != nil:
+			logger.Warn("audit log unavailable: callers' decisions are not recorded", "route", name, "err", err)
+		default:
+			ip.sinks[name] = sink
 		}
 	}
 	return ip, nil
+}
+
+// record writes a caller decision the gate cannot attribute: a call the
+// front door refused, or a 2026-07-28 call it forwarded.
+func (ip *identityPolicy) record(ev httpgw.CallerEvent) {
+	sink := ip.sinks[ev.Route]
+	if sink == nil {
+		return
+	}
+	subject, client, jti := auditIdentity(ev.Who)
+	a := audit.Event{Op: audit.OpCall, Outcome: audit.Allowed, Tool: ev.Tool, Code: "caller", Subject: subject, Client: client, JTI: jti}
+	if ev.Reason != "" {
+		a.Outcome, a.Code = audit.Refused, ev.Reason
+	}
+	sink.record(a)
+}
+
+func (ip *identityPolicy) close() {
+	if ip == nil {
+		return
+	}
+	for _, s := range ip.sinks {
+		_ = s.close()
+	}
 }
 
 // policyWho is the caller as the policy sees it (nil for none).

@@ -111,7 +111,9 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*au
 // record queues one event.
 func (a *auditSink) record(ev audit.Event) {
 	ev.Server, ev.Label = a.id.ID, a.id.Label
-	ev.Subject, ev.Client, ev.JTI = a.subject, a.client, a.jti
+	if a.subject != "" {
+		ev.Subject, ev.Client, ev.JTI = a.subject, a.client, a.jti
+	}
 	select {
 	case a.ch <- ev:
 		if len(a.ch) > cap(a.ch)/2 {
