@@ -193,7 +193,9 @@ func TestTeamGatewayTwoGroupsWithTheTypeScriptClient(t *testing.T) {
 		t.Fatalf("bob's call of add: %+v", bob.Calls[0])
 	}
 	// The refusal never reached the gate; the front door audits it.
-	tm.waitAudited(t, "bob", func(e auditRow) bool { return e.Op == "call" && e.Outcome == "refused" && e.Tool == "add" && e.Code == "unknown-tool" })
+	tm.waitAudited(t, "bob", func(e auditRow) bool {
+		return e.Op == "call" && e.Outcome == "refused" && e.Tool == "add" && e.Code == "unknown-tool"
+	})
 }
 
 // auditRow is what these tests read of an audit event.
