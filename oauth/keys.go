@@ -126,7 +126,10 @@ type keySet struct {
 func (k *keySet) key(ctx context.Context, kid string, alg jose.SignatureAlgorithm) (*jose.JSONWebKey, bool) {
 	k.mu.Lock()
 	found := k.find(kid, alg)
-	stale := k.now().Sub(k.fetched) > k.maxAge && !k.bg
+	// Stale, and not tried within minRefresh: an issuer that keeps
+	// failing is asked again at that pace, not at the request rate.
+	now := k.now()
+	stale := now.Sub(k.fetched) > k.maxAge && now.Sub(k.tried) >= k.minRefresh && !k.bg
 	if stale {
 		k.bg = true
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,5 +215,44 @@ func TestChallengeNamesTheMetadata(t *testing.T) {
 	m := c.Metadata("mem")
 	if m.Resource != resource+"/mem" || m.AuthorizationServers[0] != "https://idp.example.test" {
 		t.Fatalf("%+v", m)
+	}
+}
+
+// countingTransport counts the requests a verifier makes.
+type countingTransport struct {
+	rt http.RoundTripper
+	n  atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
+}
+
+func TestFailingIssuerIsNotAskedPerRequest(t *testing.T) {
+	t.Parallel()
+	as := testoauth.New()
+	defer as.Close()
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ct := &countingTransport{rt: as.Client().Transport}
+	v := verifier(t, as, oauth.Options{Client: &http.Client{Transport: ct}, Now: clock, MaxAge: time.Minute, MinRefresh: 10 * time.Minute})
+	tok := as.Mint(as.Claims(alice, "c", resource+"/mem"))
+	as.Close() // the issuer goes away
+	mu.Lock()
+	now = now.Add(2 * time.Minute) // the key set is stale
+	mu.Unlock()
+	before := ct.n.Load()
+	for range 10 {
+		// The last good keys still verify; the stale set is refreshed in
+		// the background at most once per MinRefresh.
+		if _, f := v.Verify(context.Background(), tok, resource+"/mem"); f != nil {
+			t.Fatal(f)
+		}
+		time.Sleep(20 * time.Millisecond) // let a background refresh finish
+	}
+	if n := ct.n.Load() - before; n > 1 {
+		t.Fatalf("%d requests to a failing issuer for 10 verifications; want at most 1", n)
 	}
 }
