@@ -56,6 +56,13 @@ type team struct {
 
 func startTeam(t *testing.T, policyFile string) *team {
 	t.Helper()
+	return startTeamWith(t, policyFile, nil)
+}
+
+// startTeamWith starts the team gateway; transport replaces the TLS flags
+// when set.
+func startTeamWith(t *testing.T, policyFile string, transport []string) *team {
+	t.Helper()
 	dir := t.TempDir()
 	tm := &team{as: testoauth.New(), home: home(t)}
 	t.Cleanup(tm.as.Close)
@@ -88,10 +95,13 @@ func startTeam(t *testing.T, policyFile string) *team {
 	if err := os.WriteFile(rf, []byte(sdkRoute(filepath.Join(dir, "defs.json"))), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tm.g = launchGateway(t, tm.home, []string{"gateway", "--routes", rf, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--tls-cert", filepath.Join(dir, "cert.pem"), "--tls-key", filepath.Join(dir, "key.pem"),
-		"--auth", filepath.Join(dir, "auth.json"), "--policy", filepath.Join(dir, "policy.json")})
-	if tm.g.url != fmt.Sprintf("https://127.0.0.1:%d", port) {
+	if transport == nil {
+		transport = []string{"--tls-cert", filepath.Join(dir, "cert.pem"), "--tls-key", filepath.Join(dir, "key.pem")}
+	}
+	args := []string{"gateway", "--routes", rf, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--auth", filepath.Join(dir, "auth.json"), "--policy", filepath.Join(dir, "policy.json")}
+	tm.g = launchGateway(t, tm.home, append(args, transport...))
+	if tm.g.url != resource && tm.g.url != fmt.Sprintf("http://127.0.0.1:%d", port) {
 		t.Fatalf("the gateway listens on %s", tm.g.url)
 	}
 	tm.url, tm.bundle = resource+"/sdk", filepath.Join(dir, "bundle.pem")
@@ -325,5 +335,29 @@ func TestTeamGatewayGoClientIsAudited(t *testing.T) {
 	out, _, _ := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", "bob")
 	if strings.Contains(out, `"subject":"alice"`) {
 		t.Fatalf("audit tail --subject bob shows alice's events: %s", out)
+	}
+}
+
+// TestTeamGatewayBehindProxyWarnsAndTrustsOnlyTheProxy: plain HTTP behind
+// a TLS-terminating proxy is said loudly at start, and a connection from
+// anywhere but the trusted proxy is refused before its token is read.
+func TestTeamGatewayBehindProxyWarnsAndTrustsOnlyTheProxy(t *testing.T) {
+	t.Parallel()
+	tm := startTeamWith(t, teamPolicy, []string{"--insecure-behind-proxy", "--trusted-proxy", "10.0.0.0/8"})
+	if !strings.Contains(tm.g.stderr.String(), "WARNING: --insecure-behind-proxy") {
+		t.Fatalf("no warning on stderr:\n%s", tm.g.stderr.String())
+	}
+	u := testoauth.User{Subject: "alice", Groups: []string{"eng"}, Scopes: []string{"mcp:tools"}}
+	req, _ := http.NewRequest(http.MethodPost, tm.g.url+"/sdk", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer "+tm.as.Mint(tm.as.Claims(u, "alice-app", tm.url)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a request from outside the trusted proxy got %d", resp.StatusCode)
 	}
 }
