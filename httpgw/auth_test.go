@@ -350,3 +350,43 @@ func TestForeignHostIsRefusedOnTheTeamGateway(t *testing.T) {
 		t.Fatalf("a foreign Host got %d", resp.StatusCode)
 	}
 }
+
+// TestClientCredentialsAgentIsAnIdentity: an agent with no person behind
+// it gets its token by client credentials (with the resource parameter)
+// and is served as its own identity.
+func TestClientCredentialsAgentIsAnIdentity(t *testing.T) {
+	t.Parallel()
+	w := newTeamWorld(t)
+	form := url.Values{"grant_type": {"client_credentials"}, "resource": {w.url + "/docs"}}
+	req, _ := http.NewRequest(http.MethodPost, w.as.URL+"/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("ci", "ci-secret")
+	resp, err := w.httpClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if err != nil || tok.AccessToken == "" {
+		t.Fatalf("client credentials: %d %v", resp.StatusCode, err)
+	}
+	resp, body := w.post(t, tok.AccessToken, "", initBody)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(sessionHeader) == "" {
+		t.Fatalf("the agent's initialize: %d %s", resp.StatusCode, body)
+	}
+	// A wrong secret gets no token at all.
+	req, _ = http.NewRequest(http.MethodPost, w.as.URL+"/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("ci", "guess")
+	resp, err = w.httpClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a wrong client secret got %d", resp.StatusCode)
+	}
+}
