@@ -53,7 +53,7 @@ a stdio server it starts per session ("command") or a remote server it reaches
 through a rebinding-safe HTTPS client ("url"), and the same session gate as
 'mcpseal run': pins, listing checks all session long, drift blocks.
 
-The listener binds 127.0.0.1 (or ::1 with --bind ::1) and nothing else. Every
+By default the listener binds 127.0.0.1 (or ::1 with --bind ::1) and nothing else. Every
 request needs the launch token as "Authorization: Bearer TOKEN": a new token
 on every start, written 0600 to --token-file or, without it, printed once to
 stderr when stderr is a terminal (the gateway refuses to start otherwise, so
@@ -61,6 +61,13 @@ the token never lands in a log). The Host must be 127.0.0.1:PORT,
 localhost:PORT or [::1]:PORT; a request with an Origin is refused unless
 --allow-origin names it; a browser request from a web page is refused. The
 inbound Authorization header is never forwarded upstream.
+
+The team gateway: --listen HOST:PORT with --tls-cert and --tls-key (or
+--insecure-behind-proxy with --trusted-proxy) and --auth auth.json serves
+many callers over the network as an OAuth 2.1 resource server: access tokens
+replace the launch token, and the host policy's subjects decide per caller
+(docs/gateway.md, "The team gateway"). A non-loopback --listen refuses to
+start without --auth and TLS.
 
 The routes file is documented in docs/gateway.md:
 
