@@ -127,6 +127,12 @@ type Event struct {
 	Contract string `json:"contract,omitempty"`
 	// Receipt is the SHA-256 of a provider's signed receipt (64 hex).
 	Receipt string `json:"receipt,omitempty"`
+	// Subject and Client are the authenticated caller's subject and client
+	// id (the team gateway), reduced to the safe character set; JTI is the
+	// SHA-256 of its access token's jti (64 hex). Never the token.
+	Subject string `json:"subject,omitempty"`
+	Client  string `json:"client,omitempty"`
+	JTI     string `json:"jti,omitempty"`
 	// Count counts things: definitions listed or withheld, changes, events.
 	Count int64 `json:"count,omitempty"`
 	// Bytes is a size: arguments or result bytes.

@@ -20,6 +20,8 @@ func encodeSeeds() []Event {
 		{V: 1, Seq: 4, Time: t, Op: OpCall, Outcome: Refused, Label: "a \"quoted\" \\ label\n\u2028é", Prev: d},
 		{V: 1, Seq: 5, Time: time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC), Op: OpCall, Outcome: Allowed, Prev: d},
 		{V: 1, Seq: 6, Time: time.Time{}, Op: "", Outcome: "", Prev: ""},
+		{V: 1, Seq: 8, Time: t, Op: OpCall, Outcome: Allowed, Tool: "echo", Subject: "alice@example.com", Client: "cli-1", JTI: d, Prev: d},
+		{V: 1, Seq: 10, Time: t, Op: OpCall, Outcome: Refused, Subject: "\"bob\"", Prev: d},
 	}
 }
 
@@ -46,5 +48,18 @@ func checkEncode(t *testing.T, i int, e Event) {
 	got, gerr := encode(&e)
 	if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
 		t.Fatalf("event %d: encode = %s (%v), encoding/json = %s (%v)", i, got, gerr, want, werr)
+	}
+}
+
+func TestSubjectIsReducedAndJTIMustBeADigest(t *testing.T) {
+	e, err := prepare(Event{Op: OpCall, Outcome: Allowed, Subject: "al\u202eice\n<b>", Client: "c li"}, 1, zeroHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Subject != "al_ice__b_" || e.Client != "c_li" {
+		t.Fatalf("subject %q client %q", e.Subject, e.Client)
+	}
+	if _, err := prepare(Event{Op: OpCall, Outcome: Allowed, JTI: "the-raw-jti"}, 1, zeroHash); err == nil {
+		t.Fatal("a jti that is not a digest was accepted")
 	}
 }

@@ -43,7 +43,7 @@ func prepare(e Event, seq int64, prev string) (Event, error) {
 	if e.Server != "" && !isHex(e.Server, 16) {
 		return e, invalid("server is not a 16-hex id")
 	}
-	for _, d := range []string{e.Digest, e.Contract, e.Receipt} {
+	for _, d := range []string{e.Digest, e.Contract, e.Receipt, e.JTI} {
 		if d != "" && !isHex(d, 64) {
 			return e, invalid("a digest is not 64 lowercase hex characters")
 		}
@@ -63,8 +63,18 @@ func prepare(e Event, seq int64, prev string) (Event, error) {
 	e.Stage = reduce(e.Stage, maxCodeLen, "")
 	e.Code = reduce(e.Code, maxCodeLen, "")
 	e.Provider = reduce(e.Provider, maxCodeLen, "")
+	e.Subject = ReduceSubject(e.Subject)
+	e.Client = ReduceSubject(e.Client)
 	return e, nil
 }
+
+// maxSubjectLen bounds a subject or client id.
+const maxSubjectLen = 128
+
+// ReduceSubject is a caller's subject or client id as the log writes it:
+// ASCII letters, digits and _.:/~-@+, every other rune '_', at most 128.
+// Filters (audit tail --subject) compare reduced forms.
+func ReduceSubject(s string) string { return reduce(s, maxSubjectLen, "@+") }
 
 // reduce keeps ASCII letters, digits, _.:/~- and the runes in extra,
 // replaces every other rune with '_' and cuts s to limit runes.
@@ -134,7 +144,7 @@ func appendLine(b []byte, e *Event) ([]byte, bool) {
 	if e.Anchor != nil || e.Time.Year() < 0 || e.Time.Year() > 9999 {
 		return nil, false
 	}
-	for _, s := range []string{string(e.Op), string(e.Outcome), e.Server, e.Label, e.Tool, e.Stage, e.Code, e.Provider, e.Digest, e.Contract, e.Receipt, e.Prev} {
+	for _, s := range []string{string(e.Op), string(e.Outcome), e.Server, e.Label, e.Tool, e.Stage, e.Code, e.Provider, e.Digest, e.Contract, e.Receipt, e.Subject, e.Client, e.JTI, e.Prev} {
 		if !plainString(s) {
 			return nil, false
 		}
@@ -153,6 +163,7 @@ func appendLine(b []byte, e *Event) ([]byte, bool) {
 	for _, f := range []struct{ name, v string }{
 		{"server", e.Server}, {"label", e.Label}, {"tool", e.Tool}, {"stage", e.Stage}, {"code", e.Code},
 		{"provider", e.Provider}, {"digest", e.Digest}, {"contract", e.Contract}, {"receipt", e.Receipt},
+		{"subject", e.Subject}, {"client", e.Client}, {"jti", e.JTI},
 	} {
 		if f.v != "" {
 			b = append(append(append(append(append(b, `,"`...), f.name...), `":"`...), f.v...), '"')

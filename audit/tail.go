@@ -19,6 +19,12 @@ const MaxTail = 10000
 // (n is capped at MaxTail). It reads for display: lines that do not parse
 // are skipped and counted in skipped; Verify is the check.
 func Tail(home string, n int) (events []Event, skipped int, err error) {
+	return TailMatching(home, n, nil)
+}
+
+// TailMatching is Tail over the events keep accepts (nil: all): the last
+// n of those.
+func TailMatching(home string, n int, keep func(*Event) bool) (events []Event, skipped int, err error) {
 	n = min(max(n, 0), MaxTail)
 	dir := Dir(home)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) || n == 0 {
@@ -38,7 +44,7 @@ func Tail(home string, n int) (events []Event, skipped int, err error) {
 		names = append(names, files[i].name)
 	}
 	for _, name := range names {
-		got, bad, err := lastEvents(filepath.Join(dir, name), n-len(events))
+		got, bad, err := lastEvents(filepath.Join(dir, name), n-len(events), keep)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -55,7 +61,7 @@ func Tail(home string, n int) (events []Event, skipped int, err error) {
 }
 
 // lastEvents returns the last n events of one file, oldest first.
-func lastEvents(path string, n int) ([]Event, int, error) {
+func lastEvents(path string, n int, keep func(*Event) bool) ([]Event, int, error) {
 	f, err := atomicfile.Open(path)
 	if err != nil {
 		return nil, 0, err
@@ -83,6 +89,9 @@ func lastEvents(path string, n int) ([]Event, int, error) {
 		e, perr := parseLine(bytes.TrimSuffix(line, []byte("\n")))
 		if perr != nil {
 			skipped++
+			continue
+		}
+		if keep != nil && !keep(&e) {
 			continue
 		}
 		ring[next] = e

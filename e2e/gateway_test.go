@@ -37,7 +37,7 @@ type gateway struct {
 	done   chan struct{}
 }
 
-var listening = regexp.MustCompile(`gateway listening on (http://127\.0\.0\.1:\d+)`)
+var listening = regexp.MustCompile(`gateway listening on (https?://127\.0\.0\.1:\d+)`)
 
 // startGateway runs the gateway on a free port with routes (a routes file's
 // JSON) and a token file, and waits until it listens.
@@ -48,7 +48,21 @@ func startGateway(t *testing.T, home, routes string, args ...string) *gateway {
 	if err := os.WriteFile(rf, []byte(routes), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	all := append([]string{"gateway", "--routes", rf, "--port", "0", "--token-file", tf}, args...)
+	g := launchGateway(t, home, append([]string{"gateway", "--routes", rf, "--port", "0", "--token-file", tf}, args...))
+	tok, err := os.ReadFile(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(tf); fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v, want 0600", fi.Mode().Perm())
+	}
+	g.token = strings.TrimSpace(string(tok))
+	return g
+}
+
+// launchGateway runs mcpseal with args and waits until its gateway listens.
+func launchGateway(t *testing.T, home string, all []string) *gateway {
+	t.Helper()
 	cmd := exec.Command(bin.mcpseal, all...)
 	cmd.Env = environ(t, home)
 	g := &gateway{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
@@ -83,14 +97,6 @@ func startGateway(t *testing.T, home, routes string, args ...string) *gateway {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("gateway not listening within 20s:\n%s", g.stderr.String())
 	}
-	tok, err := os.ReadFile(tf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, _ := os.Stat(tf); fi.Mode().Perm() != 0o600 {
-		t.Errorf("token file mode %v, want 0600", fi.Mode().Perm())
-	}
-	g.token = strings.TrimSpace(string(tok))
 	return g
 }
 

@@ -26,6 +26,8 @@ type exchange struct {
 	acceptJSON bool
 	acceptSSE  bool
 	initialize bool
+	// filter, when set, rewrites the answer for the caller (auth.go).
+	filter func([]byte) []byte
 	// streamID names a legacy POST stream for Last-Event-ID; "" when the
 	// stream cannot be resumed (2026-07-28 has no resumption).
 	streamID string
@@ -54,7 +56,12 @@ func newExchange(acceptJSON, acceptSSE bool) *exchange {
 func (e *exchange) push(frame []byte) { e.add(frame, false, false) }
 
 // answer queues the answer; result says it is a result, not an error.
-func (e *exchange) answer(frame []byte, result bool) { e.add(frame, true, result) }
+func (e *exchange) answer(frame []byte, result bool) {
+	if e.filter != nil {
+		frame = e.filter(frame)
+	}
+	e.add(frame, true, result)
+}
 
 func (e *exchange) add(frame []byte, final, result bool) {
 	e.mu.Lock()

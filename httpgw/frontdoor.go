@@ -92,6 +92,9 @@ func (gw *Gateway) frontDoor(r *http.Request) *refusal {
 // hostOK: exactly 127.0.0.1:PORT, localhost:PORT or [::1]:PORT.
 func (gw *Gateway) hostOK(host string) bool {
 	p := strconv.Itoa(gw.port)
+	if gw.cfg.Auth != nil && host == gw.cfg.Auth.Config().Authority() {
+		return true // the team gateway's public name (auth.json's resource)
+	}
 	return host == "127.0.0.1:"+p || host == "localhost:"+p || host == "[::1]:"+p
 }
 
@@ -125,7 +128,7 @@ func (gw *Gateway) cors(w http.ResponseWriter, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin != "" {
 		w.Header().Set("Access-Control-Allow-Origin", origin)
-		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id")
+		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate")
 		w.Header().Add("Vary", "Origin")
 	}
 	if r.Method != http.MethodOptions {

@@ -66,6 +66,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +75,7 @@ import (
 	"github.com/mcpseal/mcpseal/egress"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
 )
 
@@ -157,6 +159,22 @@ type Config struct {
 	// Resolver and RootCAs are handed to package egress (tests, private CAs).
 	Resolver egress.Resolver
 	RootCAs  *x509.CertPool
+
+	// Auth, when set, makes the gateway an OAuth resource server (auth.go):
+	// every request needs an access token for its route, and Host may also
+	// be the authority of the configured resource URL.
+	Auth *oauth.Verifier
+	// Identities decides listings and calls per caller (with Auth).
+	Identities IdentityPolicy
+	// TrustedProxies, when set, are the only peers requests may come from
+	// (TLS terminated by a load balancer in front).
+	TrustedProxies []netip.Prefix
+	// OnCaller receives the front door's decisions on callers' calls that
+	// no gate can attribute (auth.go), for audit. It must not block.
+	OnCaller func(CallerEvent)
+	// GuardFor, when set, is used instead of Guard for a legacy session
+	// opened by an authenticated caller (the audit names who).
+	GuardFor func(route string, id pin.Identity, spec *Route, who *oauth.Identity) (Guard, error)
 }
 
 // Guard is the host's decisions for one session of a route.
@@ -310,6 +328,12 @@ func (gw *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if gw.cors(w, r) {
 		return
+	}
+	if gw.cfg.Auth != nil {
+		var ok bool
+		if r, ok = gw.authenticate(w, r); !ok {
+			return
+		}
 	}
 	rt := gw.routes[strings.TrimSuffix(name, "/")]
 	if rt == nil || r.URL.RawQuery != "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpseal/mcpseal/egress"
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/oauth"
 )
 
 // Streamable HTTP header names.
@@ -62,7 +63,7 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 			return
 		}
 	case m.Method == "initialize":
-		s, err = gw.newLegacy(rt)
+		s, err = gw.newLegacy(rt, IdentityFrom(r.Context()))
 		if errors.Is(err, errTooManySessions) {
 			gw.writeRefusal(w, r, rt.name, refuse(http.StatusServiceUnavailable, ReasonBusy, "too many sessions are open"))
 			return
@@ -76,9 +77,15 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 		gw.writeRefusal(w, r, rt.name, refuse(http.StatusBadGateway, ReasonBusy, "cannot start the route's server"))
 		return
 	}
+	if gw.cfg.Auth != nil && gw.identityCall(w, r, rt, m) {
+		return
+	}
 	ex := newExchange(acceptJSON, acceptSSE)
 	ex.initialize = m.Method == "initialize" && !modern
 	ex.clientID = m.ID
+	if gw.cfg.Auth != nil {
+		ex.filter = gw.listingFilter(r, rt, m)
+	}
 	if f := s.send(ex, frame, m); f != nil {
 		gw.writeRefusal(w, r, rt.name, f)
 		return
@@ -160,7 +167,7 @@ func accepts(values []string) (jsonOK, sseOK bool) {
 var errTooManySessions = errors.New("too many sessions")
 
 // newLegacy opens a legacy session on rt.
-func (gw *Gateway) newLegacy(rt *route) (*session, error) {
+func (gw *Gateway) newLegacy(rt *route, who *oauth.Identity) (*session, error) {
 	gw.mu.Lock()
 	if gw.closed || len(gw.sessions) >= gw.lim.MaxSessions {
 		gw.mu.Unlock()
@@ -171,7 +178,7 @@ func (gw *Gateway) newLegacy(rt *route) (*session, error) {
 	id := hex.EncodeToString(b[:])
 	gw.sessions[id] = nil // reserve the slot while the server starts
 	gw.mu.Unlock()
-	s, err := newSession(rt, id, false)
+	s, err := newSession(rt, id, false, who)
 	gw.mu.Lock()
 	if err != nil || gw.closed {
 		delete(gw.sessions, id)

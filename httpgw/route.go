@@ -9,6 +9,7 @@ import (
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/egress"
 	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
 	"github.com/mcpseal/mcpseal/stdio"
 )
@@ -105,7 +106,10 @@ func (rt *route) start(g Guard) (stdio.Server, error) {
 }
 
 // guard asks the host for the session's decisions (Config.Guard).
-func (rt *route) guard() (Guard, error) {
+func (rt *route) guard(who *oauth.Identity) (Guard, error) {
+	if who != nil && rt.gw.cfg.GuardFor != nil {
+		return rt.gw.cfg.GuardFor(rt.name, rt.id, rt.spec, who)
+	}
 	if rt.gw.cfg.Guard == nil {
 		return Guard{}, nil
 	}
@@ -159,7 +163,7 @@ func (rt *route) modernSession() (*session, error) {
 		go s.shutdown()
 		rt.modern = nil
 	}
-	s, err := newSession(rt, "", true)
+	s, err := newSession(rt, "", true, nil)
 	if err != nil {
 		return nil, err
 	}

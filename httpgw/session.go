@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/stdio"
 )
 
@@ -31,6 +32,7 @@ const (
 type session struct {
 	rt     *route
 	id     string // the legacy Mcp-Session-Id; "" for the modern session
+	owner  string // the identity key that opened a legacy session (auth.go)
 	modern bool
 	srv    stdio.Server
 	in     *outbox
@@ -58,8 +60,8 @@ type session struct {
 	shutOnce sync.Once
 }
 
-func newSession(rt *route, id string, modern bool) (*session, error) {
-	gd, err := rt.guard()
+func newSession(rt *route, id string, modern bool, who *oauth.Identity) (*session, error) {
+	gd, err := rt.guard(who)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func newSession(rt *route, id string, modern bool) (*session, error) {
 		return nil, err
 	}
 	s := &session{
-		rt: rt, id: id, modern: modern, srv: srv,
+		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(),
 		log:      rt.gw.log.With("route", rt.name),
 		exited:   make(chan struct{}),
 		g:        rt.newGate(gd),

@@ -94,6 +94,9 @@ func (c *checker) build(f *fileJSON) (*Policy, error) {
 	if p.audit, err = c.audit(f.Audit); err != nil {
 		return nil, err
 	}
+	if p.subjects, err = c.subjects(f.Subjects, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -181,6 +184,9 @@ func (c *checker) rules(path string, s *serverJSON, providers map[string]*provid
 			tr.description = t.Description
 		}
 		if tr.limits, err = c.limits(joinPath(tp, "limits"), t.Limits); err != nil {
+			return nil, err
+		}
+		if tr.who, err = c.toolWho(tp, t); err != nil {
 			return nil, err
 		}
 		r.tools[name] = tr

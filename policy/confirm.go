@@ -81,6 +81,8 @@ func (ss *Session) ConfirmationParams(v Verdict) []byte {
 		why = "The host policy asks before every call of this tool."
 	case CodeConfirmDestructive:
 		why = "Its pinned annotations do not mark it read-only: it may change or delete data, or reach beyond this machine."
+	case CodeConfirmSubject:
+		why = "The host policy asks before your calls of this tool."
 	default:
 		why = "Preflight provider " + v.Provider + " requires a person's confirmation."
 	}
@@ -176,6 +178,8 @@ func (ss *Session) NotConfirmed(v Verdict, reason string) Verdict {
 	switch v.Code {
 	case CodeConfirmPolicy, CodeConfirmDestructive:
 		hint = "to allow it without asking, set \"confirm\": false for this tool in the host policy"
+	case CodeConfirmSubject:
+		hint = "the tool's \"confirm_subjects\" in the host policy names a subject class of this caller"
 	default:
 		hint = "preflight provider " + v.Provider + " requires confirmation; change its decision or the server's providers in the host policy"
 	}

@@ -14,6 +14,8 @@ type fileJSON struct {
 	Servers   map[string]*serverJSON   `json:"servers,omitempty"`
 	Providers map[string]*providerJSON `json:"providers,omitempty"`
 	Audit     *auditJSON               `json:"audit,omitempty"`
+	// Subjects names classes of authenticated callers (subjects.go).
+	Subjects map[string]*subjectJSON `json:"subjects,omitempty"`
 }
 
 // serverJSON is one server's entry, and the shape of "defaults".
@@ -42,6 +44,14 @@ type toolJSON struct {
 	Description *string     `json:"description,omitempty"`
 	Confirm     *bool       `json:"confirm,omitempty"`
 	Limits      *limitsJSON `json:"limits,omitempty"`
+	// Subjects, when set, names the subject classes that see and may call
+	// the tool; SubjectCallsPerMinute bounds each caller's calls of it
+	// across sessions (subjects.go).
+	Subjects              []string `json:"subjects,omitempty"`
+	SubjectCallsPerMinute *int64   `json:"subject_calls_per_minute,omitempty"`
+	// ConfirmSubjects names the subject classes whose calls of the tool a
+	// person must confirm.
+	ConfirmSubjects []string `json:"confirm_subjects,omitempty"`
 }
 
 // limitsJSON bounds calls. Durations are Go duration strings ("30s").

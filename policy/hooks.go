@@ -92,6 +92,8 @@ func (ss *Session) beforeToolCall(ctx context.Context, def contract.Definition, 
 	base.Tool = contract.SafeName(def.Name)
 	annotations := canonicalMember(def.Canonical, "annotations")
 	switch {
+	case tp.Subjects.Confirms(ss.sp.server.Who):
+		base.Decision, base.Code = RequireConfirmation, CodeConfirmSubject
 	case tp.Confirm != nil && *tp.Confirm:
 		base.Decision, base.Code = RequireConfirmation, CodeConfirmPolicy
 	case tp.Confirm == nil && tp.ConfirmDestructive && riskyAnnotations(annotations):

@@ -23,6 +23,7 @@ type Policy struct {
 	names     map[string]string // server id -> key as written in the file
 	providers map[string]*providerConfig
 	audit     AuditSettings
+	subjects  map[string]*subjectClass
 }
 
 // AuditSettings configure the audit log (see package audit).

@@ -32,6 +32,7 @@ type toolRules struct {
 	description *string
 	confirm     *bool
 	limits      limitSet
+	who         toolWho
 }
 
 type limitSet struct {
@@ -89,6 +90,13 @@ type Server struct {
 	// URL is an HTTP server's endpoint. Only its origin leaves the machine
 	// (to an http provider); path and query may hold tokens.
 	URL string
+	// IdentityChecked: every caller is authenticated and the front door
+	// applies the tools' subject rules per caller (the team gateway). Without
+	// it nobody is identified, so a tool restricted to subjects is withheld.
+	IdentityChecked bool
+	// Who is the session's one authenticated caller (a team gateway's
+	// legacy session), for "confirm_subjects"; nil when there is none.
+	Who *Who
 }
 
 // ServerPolicy is the policy resolved for one server.
@@ -174,6 +182,8 @@ type ToolPolicy struct {
 	ConfirmDestructive bool
 	// Limits bound the tool's calls.
 	Limits Limits
+	// Subjects says which authenticated callers see and may call the tool.
+	Subjects SubjectRule
 }
 
 // Tool resolves the policy for the tool named name.
@@ -204,6 +214,10 @@ func (sp *ServerPolicy) Tool(name string) ToolPolicy {
 		}
 	}
 	tp.Limits = sp.limits(name)
+	tp.Subjects = sp.subjects(places)
+	if tp.Subjects.Restricted() && !sp.server.IdentityChecked && !tp.Withheld {
+		tp.Withheld, tp.Reason = true, ReasonSubject
+	}
 	return tp
 }
 

@@ -106,8 +106,9 @@ func runAuditVerify(e *env, asJSON bool) error {
 func newAuditTailCmd(e *env) *cobra.Command {
 	var asJSON bool
 	var n int
+	var subject string
 	cmd := &cobra.Command{
-		Use:   "tail [--json] [-n N]",
+		Use:   "tail [--json] [-n N] [--subject SUBJECT]",
 		Short: "Show the most recent audit events",
 		Long: `Show the last N events of the audit log (default 20, at most 10000), oldest
 first. It reads for display; 'mcpseal audit verify' is the integrity check.`,
@@ -116,9 +117,10 @@ first. It reads for display; 'mcpseal audit verify' is the integrity check.`,
 			if n < 1 || n > audit.MaxTail {
 				return &usageError{withHint(fmt.Errorf("-n must be between 1 and %d", audit.MaxTail), "see 'mcpseal audit tail --help'")}
 			}
-			return runAuditTail(e, n, asJSON)
+			return runAuditTail(e, n, asJSON, subject)
 		},
 	}
+	cmd.Flags().StringVar(&subject, "subject", "", "only events of this authenticated `SUBJECT` (the team gateway's callers)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/audit.md)")
 	cmd.Flags().IntVarP(&n, "lines", "n", 20, "how many events to show")
 	return cmd
@@ -131,12 +133,18 @@ type auditTailJSON struct {
 	Skipped int           `json:"skipped"`
 }
 
-func runAuditTail(e *env, n int, asJSON bool) error {
+func runAuditTail(e *env, n int, asJSON bool, subject string) error {
 	home, err := auditHome(e)
 	if err != nil {
 		return err
 	}
-	events, skipped, err := audit.Tail(home, n)
+	var keep func(*audit.Event) bool
+	if subject != "" {
+		// The log holds subjects reduced to its safe set; so is the filter.
+		want := audit.ReduceSubject(subject)
+		keep = func(ev *audit.Event) bool { return ev.Subject == want }
+	}
+	events, skipped, err := audit.TailMatching(home, n, keep)
 	if err != nil {
 		return fmt.Errorf("reading the audit log: %w", err)
 	}
@@ -183,6 +191,9 @@ func printEvents(w io.Writer, events []audit.Event) error {
 		add("digest", short(ev.Digest))
 		add("contract", short(ev.Contract))
 		add("receipt", short(ev.Receipt))
+		add("subject", ev.Subject)
+		add("client", ev.Client)
+		add("jti", short(ev.JTI))
 		for _, n := range []struct {
 			k string
 			v int64

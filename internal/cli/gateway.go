@@ -21,6 +21,7 @@ import (
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/httpgw"
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
 )
 
@@ -38,6 +39,7 @@ type gatewayFlags struct {
 	verifyTimeout time.Duration
 	logLevel      string
 	policy        string
+	team          teamFlags
 }
 
 func newGatewayCmd(e *env) *cobra.Command {
@@ -51,7 +53,7 @@ a stdio server it starts per session ("command") or a remote server it reaches
 through a rebinding-safe HTTPS client ("url"), and the same session gate as
 'mcpseal run': pins, listing checks all session long, drift blocks.
 
-The listener binds 127.0.0.1 (or ::1 with --bind ::1) and nothing else. Every
+By default the listener binds 127.0.0.1 (or ::1 with --bind ::1) and nothing else. Every
 request needs the launch token as "Authorization: Bearer TOKEN": a new token
 on every start, written 0600 to --token-file or, without it, printed once to
 stderr when stderr is a terminal (the gateway refuses to start otherwise, so
@@ -59,6 +61,13 @@ the token never lands in a log). The Host must be 127.0.0.1:PORT,
 localhost:PORT or [::1]:PORT; a request with an Origin is refused unless
 --allow-origin names it; a browser request from a web page is refused. The
 inbound Authorization header is never forwarded upstream.
+
+The team gateway: --listen HOST:PORT with --tls-cert and --tls-key (or
+--insecure-behind-proxy with --trusted-proxy) and --auth auth.json serves
+many callers over the network as an OAuth 2.1 resource server: access tokens
+replace the launch token, and the host policy's subjects decide per caller
+(docs/gateway.md, "The team gateway"). A non-loopback --listen refuses to
+start without --auth and TLS.
 
 The routes file is documented in docs/gateway.md:
 
@@ -71,7 +80,10 @@ The routes file is documented in docs/gateway.md:
        -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
        http://127.0.0.1:8765/mem -d '{"jsonrpc":"2.0","id":1,"method":"initialize",...}'`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runGateway(e, f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.team.bindOrPort = cmd.Flags().Changed("bind") || cmd.Flags().Changed("port")
+			return runGateway(e, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.routes, "routes", "", "the routes `FILE` (required)")
@@ -85,6 +97,7 @@ The routes file is documented in docs/gateway.md:
 	fl.DurationVar(&f.verifyTimeout, "verify-timeout", gate.DefaultLimits.VerifyTimeout, "how long a server may take to list its contract")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")
 	fl.StringVar(&f.policy, "policy", "", "host policy `FILE` for routes that name none (default $MCPSEAL_HOME/policy.json when it exists)")
+	addTeamFlags(fl, &f.team)
 	return cmd
 }
 
@@ -106,6 +119,10 @@ func runGateway(e *env, f gatewayFlags) error {
 			return &usageError{fmt.Errorf("--allow-origin %q is not an origin (scheme://host[:port])", o)}
 		}
 	}
+	team, err := checkTeam(f)
+	if err != nil {
+		return err
+	}
 	posture, err := pin.ParsePosture(f.posture)
 	if err != nil {
 		return &usageError{err}
@@ -126,13 +143,35 @@ func runGateway(e *env, f gatewayFlags) error {
 	if err != nil {
 		return withHint(err, "mcpseal keeps its pins in $MCPSEAL_HOME (default ~/.mcpseal)")
 	}
-	token, err := launchToken(e, f)
-	if err != nil {
-		return err
+	var token string
+	if f.team.auth == "" {
+		if token, err = launchToken(e, f); err != nil {
+			return err
+		}
 	}
 	out := &lockedWriter{w: e.stderr}
 	rep := &gatewayReporter{w: out}
-	gw, err := httpgw.New(httpgw.Config{
+	// Every session of every route gets the decisions `mcpseal run`
+	// makes: a lock as baseline, host policy, audit, before_connect; with
+	// --auth, the legacy session's caller goes into its audit events.
+	guard := func(route string, id pin.Identity, spec *httpgw.Route, who *oauth.Identity) (httpgw.Guard, error) {
+		pol := spec.Policy
+		if pol == "" {
+			pol = f.policy
+		}
+		g, err := buildGuard(e, hostSpec{id: id, name: spec.Name, argv: spec.Command, url: spec.URL,
+			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != ""}, logger.With("route", route))
+		if err != nil {
+			return httpgw.Guard{}, err
+		}
+		gd := httpgw.Guard{Hooks: g.hooks, Refusal: g.refusal, ConfirmTimeout: g.confirmTimeout, Close: g.close}
+		if spec.Lock != "" {
+			gd.Pins = g.baseline
+			gd.Argv = g.argv
+		}
+		return gd, nil
+	}
+	cfg := httpgw.Config{
 		Routes:       routes,
 		Token:        token,
 		AllowOrigins: f.allowOrigins,
@@ -147,34 +186,23 @@ func runGateway(e *env, f gatewayFlags) error {
 		OnEvent: func(ev httpgw.Event) {
 			logger.Warn("gateway event", "kind", ev.Kind, "route", ev.Route, "reason", ev.Reason, "status", ev.Status, "method", ev.Method)
 		},
-		// Every session of every route gets the decisions `mcpseal run`
-		// makes: a lock as baseline, host policy, audit, before_connect.
 		Guard: func(route string, id pin.Identity, spec *httpgw.Route) (httpgw.Guard, error) {
-			pol := spec.Policy
-			if pol == "" {
-				pol = f.policy
-			}
-			g, err := buildGuard(e, hostSpec{id: id, name: spec.Name, argv: spec.Command, url: spec.URL,
-				lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture}, logger.With("route", route))
-			if err != nil {
-				return httpgw.Guard{}, err
-			}
-			gd := httpgw.Guard{Hooks: g.hooks, Refusal: g.refusal, ConfirmTimeout: g.confirmTimeout, Close: g.close}
-			if spec.Lock != "" {
-				gd.Pins = g.baseline
-				gd.Argv = g.argv
-			}
-			return gd, nil
+			return guard(route, id, spec, nil)
 		},
-	})
-	if err != nil {
-		return err
+		GuardFor: guard,
 	}
-	l, err := httpgw.Listen(net.JoinHostPort(f.bind, strconv.Itoa(f.port)))
+	l, err := team.start(e, f, routes, logger)
+	defer team.close()
 	if err != nil {
 		if errors.Is(err, httpgw.ErrNotLoopback) {
 			return &usageError{withHint(err, "the gateway is for clients on this machine; --bind takes 127.0.0.1 or ::1")}
 		}
+		return err
+	}
+	team.configure(&cfg)
+	gw, err := httpgw.New(cfg)
+	if err != nil {
+		l.Close()
 		return err
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -184,7 +212,8 @@ func runGateway(e *env, f gatewayFlags) error {
 	for i, n := range names {
 		names[i] = "/" + n
 	}
-	fmt.Fprintf(out, "mcpseal: gateway listening on http://%s (routes: %s)\n", net.JoinHostPort(f.bind, strconv.Itoa(port)), strings.Join(names, ", "))
+	host, _, _ := net.SplitHostPort(team.addr)
+	fmt.Fprintf(out, "mcpseal: gateway listening on %s://%s (routes: %s)\n", team.scheme(), net.JoinHostPort(host, strconv.Itoa(port)), strings.Join(names, ", "))
 	return gw.Serve(ctx, l)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
 )
 
@@ -25,6 +26,12 @@ type hostSpec struct {
 	// pinnedArgv: a launch profile pins the command, so a lock may not
 	// rewrite it (it must already run the locked version).
 	pinnedArgv bool
+	// who is the authenticated caller of a team gateway's legacy session,
+	// for the audit; identityChecked says the front door applies the
+	// policy's subject rules per caller (so the session does not withhold
+	// subject-restricted tools from everyone).
+	who             *oauth.Identity
+	identityChecked bool
 }
 
 // hostGuard is the host's decisions for one server beyond its pin: the
@@ -76,10 +83,11 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 		}
 		logger.Warn("audit log unavailable: decisions are not recorded", "err", err)
 	} else {
+		sink.subject, sink.client, sink.jti = auditIdentity(s.who)
 		g.closers = append(g.closers, sink.close)
 	}
 	if pol != nil {
-		pg := newPolicyGate(pol, s.id, g.argv, s.url, logger)
+		pg := newPolicyGate(pol, s.id, g.argv, s.url, s.identityChecked, policyWho(s.who), logger)
 		if g.refusal = pg.beforeConnect(); g.refusal == nil {
 			g.hooks = composeHooks(g.hooks, pg.hooks())
 			g.confirmTimeout = pg.ss.Server().ConfirmTimeout()

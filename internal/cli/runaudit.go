@@ -40,6 +40,8 @@ type auditSink struct {
 	// not happen; broken is set once an event could not be written.
 	required bool
 	broken   atomic.Bool
+	// subject, client and jti name the caller of a team gateway session.
+	subject, client, jti string
 }
 
 // openAudit opens $MCPSEAL_HOME/audit with the policy's settings (p may
@@ -109,6 +111,9 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*au
 // record queues one event.
 func (a *auditSink) record(ev audit.Event) {
 	ev.Server, ev.Label = a.id.ID, a.id.Label
+	if a.subject != "" {
+		ev.Subject, ev.Client, ev.JTI = a.subject, a.client, a.jti
+	}
 	select {
 	case a.ch <- ev:
 		if len(a.ch) > cap(a.ch)/2 {

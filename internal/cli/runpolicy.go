@@ -51,12 +51,13 @@ type policyGate struct {
 	allowed map[string]gate.Verdict
 }
 
-func newPolicyGate(p *policy.Policy, id pin.Identity, argv []string, url string, log *slog.Logger) *policyGate {
+func newPolicyGate(p *policy.Policy, id pin.Identity, argv []string, url string, identityChecked bool, who *policy.Who, log *slog.Logger) *policyGate {
 	chk := policy.NewChecker(p, policy.Options{Logger: log})
 	srv := policy.Server{ID: id.ID, Label: id.Label, Transport: policy.Stdio, Command: argv}
 	if url != "" {
 		srv = policy.Server{ID: id.ID, Label: id.Label, Transport: policy.HTTP, URL: url}
 	}
+	srv.IdentityChecked, srv.Who = identityChecked, who
 	ss := chk.Session(srv)
 	return &policyGate{ss: ss, log: log}
 }
