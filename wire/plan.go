@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -227,9 +228,16 @@ func (p *Plan) wrapEntry(f File, de *docEntry) *Change {
 					why = append(why, "points at an mcpseal that is gone")
 				}
 			}
-			if a := missingFlags(de.Args, l, o); a != nil {
+			if a := missingFlags(de.Args, l, de.Env, o); a != nil {
 				c.newArgs = a
-				why = append(why, "adds --lock")
+				var added []string
+				if o.Lock != "" && l.Line.Lock == "" {
+					added = append(added, "--lock")
+				}
+				if lacksHome(l, de.Env, o) {
+					added = append(added, "--home")
+				}
+				why = append(why, "adds "+strings.Join(added, " and "))
 			}
 			if len(why) == 0 {
 				c.Action, c.Reason = Keep, "already wrapped"

@@ -125,8 +125,8 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 			return s
 		}
 	}
-	if h, ok := e.Env["MCPSEAL_HOME"]; ok && filepath.Clean(h) != filepath.Clean(o.Home) {
-		s.State, s.Reason = BaselineOutside, "its MCPSEAL_HOME keeps the pins outside "+o.Home
+	if st, why := stateHome(e, l.Line, o); st != "" {
+		s.State, s.Reason = st, why
 		return s
 	}
 	if s.Posture == "monitor" {
@@ -141,4 +141,28 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 		s.Reason = "lock path is relative: read from the folder the client starts the server in"
 	}
 	return s
+}
+
+// stateHome checks where a wrapped line keeps its pins: the folder its
+// --home names, else its entry's MCPSEAL_HOME, else whatever the client
+// passes on. It returns BaselineOutside and why when that may not be
+// o.Home, and "" when it is.
+func stateHome(e *Entry, l RunLine, o Options) (State, string) {
+	if l.Home != "" {
+		if filepath.Clean(l.Home) != filepath.Clean(o.Home) {
+			return BaselineOutside, "its --home keeps the pins outside " + o.Home
+		}
+		return "", ""
+	}
+	if h, ok := e.Env["MCPSEAL_HOME"]; ok {
+		if filepath.Clean(h) != filepath.Clean(o.Home) {
+			return BaselineOutside, "its MCPSEAL_HOME keeps the pins outside " + o.Home
+		}
+		return "", ""
+	}
+	if o.DefaultHome != "" && filepath.Clean(o.DefaultHome) != filepath.Clean(o.Home) {
+		return BaselineOutside, "no --home on the launch line: a client that does not pass MCPSEAL_HOME on (Codex filters the environment) keeps the pins in " +
+			o.DefaultHome + ", not " + o.Home + " (run 'mcpseal wrap' to add --home)"
+	}
+	return "", ""
 }

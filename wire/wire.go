@@ -144,8 +144,13 @@ func (e *Entry) key() string {
 type Options struct {
 	// Self is the absolute path of the mcpseal binary to put in launch lines.
 	Self string
-	// Home is $MCPSEAL_HOME: backups, records and credentials live there.
+	// Home is $MCPSEAL_HOME: backups, records and credentials live there,
+	// and wrapped lines name it with --home.
 	Home string
+	// DefaultHome is where mcpseal keeps its state when MCPSEAL_HOME is
+	// not set (~/.mcpseal): where a wrapped line without --home puts its
+	// pins when the client passes no MCPSEAL_HOME on.
+	DefaultHome string
 	// Lock, when set, is added to every wrapped line as --lock.
 	Lock string
 	// Posture, when set, is added as --posture.

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -45,6 +46,12 @@ func (s runSyntax) Parse(args []string) (wire.RunLine, error) {
 	}
 	if fl.Lookup("url") != nil {
 		l.URL, _ = fl.GetString("url")
+	}
+	if fl.Lookup("home") != nil {
+		l.Home, _ = fl.GetString("home")
+		if fl.Changed("home") && !filepath.IsAbs(l.Home) {
+			return l, errors.New("--home must be an absolute path")
+		}
 	}
 	rest := fl.Args()
 	switch {

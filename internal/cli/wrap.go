@@ -91,7 +91,16 @@ func wireOptions(e *env, f wireFlags) (wire.Options, error) {
 	if err != nil {
 		return wire.Options{}, err
 	}
-	return wire.Options{Self: self, Home: home, Lock: f.lock, Posture: f.posture, SkipRemote: f.skipRemote, Run: RunSyntax(), Now: time.Now}, nil
+	def, err := pin.DefaultHome(func(k string) string {
+		if k == "MCPSEAL_HOME" {
+			return ""
+		}
+		return e.getenv(k)
+	})
+	if err != nil {
+		def = "" // no HOME: only MCPSEAL_HOME says where state is
+	}
+	return wire.Options{Self: self, Home: home, DefaultHome: def, Lock: f.lock, Posture: f.posture, SkipRemote: f.skipRemote, Run: RunSyntax(), Now: time.Now}, nil
 }
 
 // selfPath is the absolute path of this binary, symbolic links resolved:
