@@ -31,11 +31,13 @@ type ServerStatus struct {
 	Client  string `json:"client"`
 	File    string `json:"file"`
 	Project bool   `json:"project,omitempty"`
-	Scope   string `json:"scope"`
-	Name    string `json:"name"`
-	Kind    Kind   `json:"kind"`
-	State   State  `json:"state"`
-	Reason  string `json:"reason,omitempty"`
+	// Source names the extension or plugin the server comes from.
+	Source string `json:"source,omitempty"`
+	Scope  string `json:"scope"`
+	Name   string `json:"name"`
+	Kind   Kind   `json:"kind"`
+	State  State  `json:"state"`
+	Reason string `json:"reason,omitempty"`
 	// Posture and Lock are read from a wrapped launch line.
 	Posture  string `json:"posture,omitempty"`
 	Lock     string `json:"lock,omitempty"`
@@ -77,6 +79,11 @@ func Status(files []File, o Options) *Report {
 	r := &Report{Files: []FileStatus{}, Servers: []ServerStatus{}}
 	for _, f := range files {
 		fs := FileStatus{File: f}
+		if f.err != "" {
+			fs.Error = f.err
+			r.Files = append(r.Files, fs)
+			continue
+		}
 		src, err := atomicfile.ReadFileFollow(f.Path, maxConfigSize)
 		var doc document
 		if err == nil {
@@ -97,7 +104,11 @@ func Status(files []File, o Options) *Report {
 }
 
 func serverStatus(f File, e *Entry, o Options) ServerStatus {
-	s := ServerStatus{Client: f.Client, File: f.Path, Project: f.Project, Scope: e.Scope, Name: e.Name, Kind: e.Kind, Disabled: e.Disabled}
+	s := ServerStatus{Client: f.Client, File: f.Path, Project: f.Project, Source: f.Source, Scope: e.Scope, Name: e.Name, Kind: e.Kind, Disabled: e.Disabled || f.Disabled}
+	if f.NoWrap != "" && !launchesMcpseal(e, o) {
+		s.State, s.Reason = NotWrapped, f.NoWrap
+		return s
+	}
 	switch e.Kind {
 	case Other:
 		s.State, s.Reason = NotWrapped, e.Why
@@ -113,6 +124,13 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 		return s
 	case l.Err != nil:
 		s.State, s.Reason = Broken, "mcpseal would refuse this launch line: "+l.Err.Error()
+		return s
+	}
+	if f.Source != "" && filepath.Clean(e.Command) != filepath.Clean(o.Self) {
+		// A plugin's author chooses its lines: one that names some other
+		// file called mcpseal (in the plugin's own folder, say) proves
+		// nothing.
+		s.State, s.Reason = NotWrapped, "names an mcpseal that is not this one: a line from an extension or plugin counts only when it starts "+o.Self
 		return s
 	}
 	s.Posture, s.Lock = l.Line.Posture, l.Line.Lock
@@ -165,4 +183,10 @@ func stateHome(e *Entry, l RunLine, o Options) (State, string) {
 			o.DefaultHome + ", not " + o.Home + " (run 'mcpseal wrap' to add --home)"
 	}
 	return "", ""
+}
+
+// launchesMcpseal reports whether a stdio entry's line starts mcpseal run
+// (a plugin's author may ship it wrapped; status then judges the line).
+func launchesMcpseal(e *Entry, o Options) bool {
+	return e.Kind == Stdio && readLaunch(e.Command, e.Args, o.Self, o.Run).Wrapped
 }

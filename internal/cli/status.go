@@ -148,12 +148,15 @@ func printStatus(e *env, r *wire.Report, sum statusSummary) {
 	w := e.stdout
 	for _, fs := range r.Files {
 		tag := fs.Client
+		if fs.Source != "" {
+			tag += " (" + oneLine(fs.Source) + ")"
+		}
 		if fs.Project {
 			tag += " (project, not edited)"
 		}
-		fmt.Fprintf(w, "%s  %s\n", tag, fs.Path)
+		fmt.Fprintf(w, "%s  %s\n", tag, oneLine(fs.Path))
 		if fs.Error != "" {
-			fmt.Fprintf(w, "  unreadable: %s\n", fs.Error)
+			fmt.Fprintf(w, "  unreadable: %s\n", oneLine(fs.Error))
 			continue
 		}
 		if fs.Servers == 0 {

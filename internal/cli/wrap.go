@@ -153,7 +153,7 @@ func wireTargets(e *env, f wireFlags) ([]wire.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = wire.Existing(wire.UserFiles(we))
+		files = wire.Existing(append(append(wire.UserFiles(we), wire.SystemFiles(we)...), wire.LoadedFiles(we)...))
 	}
 	if f.project != "" {
 		dir, err := filepath.Abs(f.project)
@@ -254,12 +254,16 @@ func printPlan(e *env, p *wire.Plan, verb string) (writes int, failed bool) {
 		fmt.Fprintln(w, "no client config found (see docs/clients.md, or name one with --config)")
 		return 0, false
 	}
+	unwrappable := 0
 	for _, fp := range p.Files {
 		tag := fp.File.Client
+		if fp.File.Source != "" {
+			tag += " (" + oneLine(fp.File.Source) + ")"
+		}
 		if fp.File.Project {
 			tag += " (project)"
 		}
-		fmt.Fprintf(w, "%s  %s\n", tag, fp.File.Path)
+		fmt.Fprintf(w, "%s  %s\n", tag, oneLine(fp.File.Path))
 		if fp.Err != nil {
 			fmt.Fprintf(w, "  left alone: %v\n", fp.Err)
 			failed = true
@@ -275,7 +279,7 @@ func printPlan(e *env, p *wire.Plan, verb string) (writes int, failed bool) {
 			}
 			fmt.Fprintf(w, "  %-7s %s", c.Action, name)
 			if c.Reason != "" {
-				fmt.Fprintf(w, ": %s", c.Reason)
+				fmt.Fprintf(w, ": %s", oneLine(c.Reason))
 			}
 			fmt.Fprintln(w)
 			if len(c.After) > 0 {
@@ -285,10 +289,16 @@ func printPlan(e *env, p *wire.Plan, verb string) (writes int, failed bool) {
 			if c.Action == wire.Refuse {
 				failed = true
 			}
+			if c.Action == wire.Skip && fp.File.NoWrap != "" && verb == "wrap" {
+				unwrappable++
+			}
 		}
 		if fp.Writes() {
 			writes++
 		}
+	}
+	if unwrappable > 0 {
+		fmt.Fprintf(w, "note: %d server(s) stay unprotected: mcpseal cannot wrap them where the client keeps them (see above); 'mcpseal status' counts them\n", unwrappable)
 	}
 	return writes, failed
 }
