@@ -75,7 +75,7 @@ func ClaudePluginFiles(e Env) []File {
 			} else if ok {
 				rootDir, noWrap = d, ""
 			}
-			out = append(out, claudePluginServers(rootDir, plugins, source, pluginName, noWrap, enabled[in.id] == "false")...)
+			out = append(out, pluginServers(plugin{client: "claude-code", root: rootDir, managed: plugins, source: source, name: pluginName, noWrap: noWrap, disabled: enabled[in.id] == "false"})...)
 		}
 	}
 	skills, err := subdirs(filepath.Join(dir, "skills"))
@@ -87,7 +87,7 @@ func ClaudePluginFiles(e Env) []File {
 			continue // a skill, not a plugin
 		}
 		name := filepath.Base(d)
-		out = append(out, claudePluginServers(d, plugins, "plugin "+name+"@skills-dir", name, "", enabled[name+"@skills-dir"] == "false")...)
+		out = append(out, pluginServers(plugin{client: "claude-code", root: d, managed: plugins, source: "plugin " + name + "@skills-dir", name: name, disabled: enabled[name+"@skills-dir"] == "false"})...)
 	}
 	return out
 }
@@ -225,63 +225,4 @@ func claudeDirectoryPlugin(markets *Node, marketsErr error, plugin, market strin
 		return "", false, errors.New("the marketplace does not list the plugin")
 	}
 	return dir, ok, nil
-}
-
-// claudePluginServers lists the server files of the plugin at root.
-// noWrap "" means the files are the user's, to be checked one by one.
-func claudePluginServers(root, plugins, source, name, noWrap string, disabled bool) []File {
-	mk := func(path string, shape Shape) File {
-		f := File{Client: "claude-code", Path: path, Shape: shape, Source: source, NoWrap: noWrap, Disabled: disabled,
-			namePrefix: "plugin:" + name + ":"}
-		if f.NoWrap == "" {
-			f.NoWrap = userFileWhyNot(path, plugins, "a plugin file")
-		}
-		return f
-	}
-	var out []File
-	mcp := filepath.Join(root, ".mcp.json")
-	if _, err := os.Lstat(mcp); err == nil {
-		out = append(out, mk(mcp, ShapePluginServers))
-	}
-	manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
-	m, present, err := readIndex(manifest, maxIndexSize)
-	if err != nil {
-		return append(out, indexError("claude-code", manifest, source, "cannot read the plugin's manifest: "+errText(err)))
-	}
-	if !present {
-		return out
-	}
-	servers, err := m.Get("mcpServers")
-	if err != nil {
-		return append(out, indexError("claude-code", manifest, source, "the plugin's manifest: "+err.Error()))
-	}
-	if servers == nil || servers.Value.Kind == Null {
-		return out
-	}
-	var refs []*Node
-	switch servers.Value.Kind {
-	case Object:
-		return append(out, mk(manifest, ShapeMCPServers))
-	case String:
-		refs = []*Node{servers.Value}
-	case Array:
-		refs = servers.Value.Elems
-	}
-	if refs == nil || len(refs) > maxServerFiles {
-		return append(out, indexError("claude-code", manifest, source, "the plugin's mcpServers is neither servers nor paths mcpseal reads"))
-	}
-	for _, r := range refs {
-		if r.Kind != String || r.Str == "" {
-			return append(out, indexError("claude-code", manifest, source, "the plugin's mcpServers lists something that is not a path"))
-		}
-		p := r.Str
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(root, p)
-		}
-		if filepath.Clean(p) == mcp {
-			continue
-		}
-		out = append(out, mk(filepath.Clean(p), ShapePluginServers))
-	}
-	return out
 }

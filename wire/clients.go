@@ -78,12 +78,9 @@ func UserFiles(e Env) []File {
 	}
 	claudeCode := filepath.Join(e.Home, ".claude.json")
 	if d := e.getenv("CLAUDE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
-		claudeCode = filepath.Join(d, ".claude.json")
+		claudeCode = filepath.Join(e.claudeDir(), ".claude.json")
 	}
-	codex := filepath.Join(e.Home, ".codex")
-	if d := e.getenv("CODEX_HOME"); d != "" && filepath.IsAbs(d) {
-		codex = d
-	}
+	codex := e.codexDir()
 	return []File{
 		{Client: "claude-desktop", Path: filepath.Join(e.appData(), "Claude", "claude_desktop_config.json"), Shape: ShapeMCPServers},
 		{Client: "claude-code", Path: claudeCode, Shape: ShapeClaudeCode},
@@ -115,11 +112,11 @@ func SystemFiles(e Env) []File {
 }
 
 // LoadedFiles lists the files clients load servers from besides their
-// own configs: Gemini CLI extensions and Claude Code plugins. Each names
+// own configs: Gemini CLI extensions, Claude Code and Codex plugins. Each names
 // its source; one wrap may not edit says why in NoWrap; an index that
 // cannot be read is a File whose status is unreadable.
 func LoadedFiles(e Env) []File {
-	return append(GeminiExtensionFiles(e), ClaudePluginFiles(e)...)
+	return append(append(GeminiExtensionFiles(e), ClaudePluginFiles(e)...), CodexPluginFiles(e)...)
 }
 
 // ProjectFiles lists the shared configs a repository at dir may carry.

@@ -145,6 +145,8 @@ var loadedSlots = []string{
 	".claude/skills/sk/.mcp.json",
 	".gemini/extensions/linked/.gemini-extension-install.json",
 	".gemini/extensions/inst/gemini-extension.json",
+	".codex/config.toml",
+	".codex/plugins/cache/cmkt/cplug/1.0.0/.codex-plugin/plugin.json",
 }
 
 // FuzzLoadedServers: whatever a client's indexes, a plugin's manifest or

@@ -12,7 +12,8 @@ import (
 // Code 2.1.328 write when extensions and plugins are installed (as seen by
 // installing them with the real clients): an installed and a linked Gemini
 // extension; a Claude Code plugin from a directory marketplace, one in
-// the cache, one disabled, and a skills-folder plugin.
+// the cache, one disabled, and a skills-folder plugin; a disabled plugin
+// in Codex's cache.
 type loadedHome struct {
 	home, src string
 }
@@ -60,6 +61,10 @@ func newLoadedHome(t *testing.T) loadedHome {
 		filepath.Join(c, "skills", "sk", ".claude-plugin", "plugin.json"):         `{"name": "sk"}`,
 		filepath.Join(c, "skills", "sk", ".mcp.json"):                             `{"mcpServers": {"skill": {"command": "/bin/echo"}}}`,
 		filepath.Join(c, "skills", "notaplugin", ".mcp.json"):                     `{"mcpServers": {"ignored": {"command": "/bin/echo"}}}`,
+
+		filepath.Join(h.home, ".codex", "config.toml"):                                                                "[plugins.\"cplug@cmkt\"]\nenabled = false\n",
+		filepath.Join(h.home, ".codex", "plugins", "cache", "cmkt", "cplug", "1.0.0", ".codex-plugin", "plugin.json"): `{"name": "cplug", "mcpServers": "./.mcp.json"}`,
+		filepath.Join(h.home, ".codex", "plugins", "cache", "cmkt", "cplug", "1.0.0", ".mcp.json"):                    `{"mcpServers": {"csrv": {"command": "npx"}}}`,
 	})
 	return h
 }
@@ -89,15 +94,15 @@ func TestExtensionAndPluginServersAreCounted(t *testing.T) {
 	r := Status(files, o)
 	got := servers(r)
 	for _, k := range []string{"extension inst/isrv", "extension linked/lsrv", "plugin dirplug@local/flat", "plugin dirplug@local/more",
-		"plugin cached@gh/inline", "plugin off@gh/offsrv", "plugin sk@skills-dir/skill"} {
+		"plugin cached@gh/inline", "plugin off@gh/offsrv", "plugin sk@skills-dir/skill", "plugin cplug@cmkt/csrv"} {
 		if got[k].State != NotWrapped {
 			t.Errorf("%s: %+v", k, got[k])
 		}
 	}
-	if len(got) != 7 || r.Enforcing() {
+	if len(got) != 8 || r.Enforcing() {
 		t.Fatalf("%d servers, enforcing %v: %v", len(got), r.Enforcing(), got)
 	}
-	if !got["plugin off@gh/offsrv"].Disabled || got["plugin cached@gh/inline"].Disabled {
+	if !got["plugin off@gh/offsrv"].Disabled || got["plugin cached@gh/inline"].Disabled || !got["plugin cplug@cmkt/csrv"].Disabled {
 		t.Errorf("disabled: %+v", got)
 	}
 	if !strings.Contains(got["extension inst/isrv"].Reason, "replaced when the extension updates") ||
@@ -114,6 +119,7 @@ func TestExtensionAndPluginServersAreCounted(t *testing.T) {
 		"extension inst/isrv": NotWrapped, "extension linked/lsrv": Protected,
 		"plugin dirplug@local/flat": Protected, "plugin dirplug@local/more": Protected,
 		"plugin cached@gh/inline": NotWrapped, "plugin off@gh/offsrv": NotWrapped, "plugin sk@skills-dir/skill": Protected,
+		"plugin cplug@cmkt/csrv": NotWrapped,
 	} {
 		if got[k].State != want {
 			t.Errorf("after wrap %s: %s (%s), want %s", k, got[k].State, got[k].Reason, want)
