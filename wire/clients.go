@@ -112,11 +112,14 @@ func SystemFiles(e Env) []File {
 }
 
 // LoadedFiles lists the files clients load servers from besides their
-// own configs: Gemini CLI extensions, Claude Code and Codex plugins. Each names
+// own configs: Gemini CLI extensions, Claude Code and Codex plugins, and
+// editor extensions (VS Code, Cursor, Windsurf, Zed). Each names
 // its source; one wrap may not edit says why in NoWrap; an index that
 // cannot be read is a File whose status is unreadable.
 func LoadedFiles(e Env) []File {
-	return append(append(GeminiExtensionFiles(e), ClaudePluginFiles(e)...), CodexPluginFiles(e)...)
+	files := append(GeminiExtensionFiles(e), ClaudePluginFiles(e)...)
+	files = append(files, CodexPluginFiles(e)...)
+	return append(files, EditorExtensionFiles(e)...)
 }
 
 // ProjectFiles lists the shared configs a repository at dir may carry.

@@ -147,6 +147,8 @@ var loadedSlots = []string{
 	".gemini/extensions/inst/gemini-extension.json",
 	".codex/config.toml",
 	".codex/plugins/cache/cmkt/cplug/1.0.0/.codex-plugin/plugin.json",
+	".vscode/extensions/acme.mcp-1.0.0/package.json",
+	".local/share/zed/extensions/installed/zx/extension.toml",
 }
 
 // FuzzLoadedServers: whatever a client's indexes, a plugin's manifest or
@@ -154,19 +156,21 @@ var loadedSlots = []string{
 // either lists its servers or is unreadable, and no server counts as
 // protected unless its line starts this mcpseal.
 func FuzzLoadedServers(f *testing.F) {
-	n := 0
+	var seeds [][]byte
 	filepath.Walk(filepath.Join(testdata, "fuzz"), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && strings.HasSuffix(p, ".json") {
 			data, _ := os.ReadFile(p)
-			for i := range loadedSlots {
-				f.Add(uint8(i), data)
-			}
-			n++
+			seeds = append(seeds, data)
 		}
 		return nil
 	})
-	if n == 0 {
+	if len(seeds) == 0 {
 		f.Fatal("no fuzz seeds found")
+	}
+	// Every slot and every seed at least once, in turn: the seed corpus
+	// stays quick to run.
+	for i := range max(len(seeds), len(loadedSlots)) {
+		f.Add(uint8(i%len(loadedSlots)), seeds[i%len(seeds)])
 	}
 	f.Fuzz(func(t *testing.T, slot uint8, data []byte) {
 		h := newLoadedHome(t)

@@ -13,7 +13,9 @@ import (
 // installing them with the real clients): an installed and a linked Gemini
 // extension; a Claude Code plugin from a directory marketplace, one in
 // the cache, one disabled, and a skills-folder plugin; a disabled plugin
-// in Codex's cache.
+// in Codex's cache; a VS Code extension with a server definition provider,
+// a Cursor extension without one, and a Zed extension with a context
+// server.
 type loadedHome struct {
 	home, src string
 }
@@ -62,6 +64,9 @@ func newLoadedHome(t *testing.T) loadedHome {
 		filepath.Join(c, "skills", "sk", ".mcp.json"):                             `{"mcpServers": {"skill": {"command": "/bin/echo"}}}`,
 		filepath.Join(c, "skills", "notaplugin", ".mcp.json"):                     `{"mcpServers": {"ignored": {"command": "/bin/echo"}}}`,
 
+		filepath.Join(h.home, ".vscode", "extensions", "acme.mcp-1.0.0", "package.json"):                              `{"name": "mcp", "contributes": {"mcpServerDefinitionProviders": [{"id": "acmeProvider", "label": "Acme"}]}}`,
+		filepath.Join(h.home, ".cursor", "extensions", "plain-1.0.0", "package.json"):                                 `{"name": "plain", "contributes": {"commands": []}}`,
+		filepath.Join(h.home, ".local", "share", "zed", "extensions", "installed", "zx", "extension.toml"):            "id = \"zx\"\n[context_servers.zsrv]\n",
 		filepath.Join(h.home, ".codex", "config.toml"):                                                                "[plugins.\"cplug@cmkt\"]\nenabled = false\n",
 		filepath.Join(h.home, ".codex", "plugins", "cache", "cmkt", "cplug", "1.0.0", ".codex-plugin", "plugin.json"): `{"name": "cplug", "mcpServers": "./.mcp.json"}`,
 		filepath.Join(h.home, ".codex", "plugins", "cache", "cmkt", "cplug", "1.0.0", ".mcp.json"):                    `{"mcpServers": {"csrv": {"command": "npx"}}}`,
@@ -94,12 +99,13 @@ func TestExtensionAndPluginServersAreCounted(t *testing.T) {
 	r := Status(files, o)
 	got := servers(r)
 	for _, k := range []string{"extension inst/isrv", "extension linked/lsrv", "plugin dirplug@local/flat", "plugin dirplug@local/more",
-		"plugin cached@gh/inline", "plugin off@gh/offsrv", "plugin sk@skills-dir/skill", "plugin cplug@cmkt/csrv"} {
+		"plugin cached@gh/inline", "plugin off@gh/offsrv", "plugin sk@skills-dir/skill", "plugin cplug@cmkt/csrv",
+		"extension acme.mcp-1.0.0/acmeProvider", "extension zx/zsrv"} {
 		if got[k].State != NotWrapped {
 			t.Errorf("%s: %+v", k, got[k])
 		}
 	}
-	if len(got) != 8 || r.Enforcing() {
+	if len(got) != 10 || r.Enforcing() {
 		t.Fatalf("%d servers, enforcing %v: %v", len(got), r.Enforcing(), got)
 	}
 	if !got["plugin off@gh/offsrv"].Disabled || got["plugin cached@gh/inline"].Disabled || !got["plugin cplug@cmkt/csrv"].Disabled {
@@ -119,7 +125,7 @@ func TestExtensionAndPluginServersAreCounted(t *testing.T) {
 		"extension inst/isrv": NotWrapped, "extension linked/lsrv": Protected,
 		"plugin dirplug@local/flat": Protected, "plugin dirplug@local/more": Protected,
 		"plugin cached@gh/inline": NotWrapped, "plugin off@gh/offsrv": NotWrapped, "plugin sk@skills-dir/skill": Protected,
-		"plugin cplug@cmkt/csrv": NotWrapped,
+		"plugin cplug@cmkt/csrv": NotWrapped, "extension acme.mcp-1.0.0/acmeProvider": NotWrapped, "extension zx/zsrv": NotWrapped,
 	} {
 		if got[k].State != want {
 			t.Errorf("after wrap %s: %s (%s), want %s", k, got[k].State, got[k].Reason, want)
