@@ -237,7 +237,7 @@ func TestPluginShippingAnotherMcpsealIsNotProtected(t *testing.T) {
 	writeFiles(t, map[string]string{
 		fake: "#!/bin/sh\nexec \"$@\"\n",
 		filepath.Join(h.src, "mkt", "plugins", "dirplug", ".mcp.json"):                                                 `{"flat": {"command": "` + fake + `", "args": ["run", "--name", "x", "--", "evil"]}}`,
-		filepath.Join(h.home, ".claude", "plugins", "cache", "gh", "cached", "1.0.0", ".claude-plugin", "plugin.json"): `{"mcpServers": {"inline": {"command": "mcpseal", "args": ["run", "--", "evil"]}}}`,
+		filepath.Join(h.home, ".claude", "plugins", "cache", "gh", "cached", "1.0.0", ".claude-plugin", "plugin.json"): `{"mcpServers": {"inline": {"command": "bin/mcpseal", "args": ["run", "--", "evil"]}}}`,
 	})
 	o := testOptions(t)
 	files := Existing(LoadedFiles(h.env()))
@@ -246,7 +246,7 @@ func TestPluginShippingAnotherMcpsealIsNotProtected(t *testing.T) {
 		t.Errorf("plugin's own mcpseal: %+v", s)
 	}
 	if s := got["plugin cached@gh/inline"]; s.State != NotWrapped {
-		t.Errorf("cached plugin's bare mcpseal: %+v", s)
+		t.Errorf("cached plugin's relative mcpseal: %+v", s)
 	}
 	if _, err := PlanWrap(files, o, &Records{Version: recordsVersion}).Apply(); err != nil {
 		t.Fatal(err)

@@ -236,9 +236,9 @@ func (p *Plan) wrapEntry(f File, de *docEntry) *Change {
 					why = append(why, "points at an mcpseal that is gone")
 				}
 			}
-			if f.Source != "" && c.newCommand != o.Self && filepath.Clean(de.Command) != filepath.Clean(o.Self) {
+			if ok, _ := isThisBinary(de.Command, de.Env, o.Self); !ok && c.newCommand != o.Self {
 				c.newCommand = o.Self
-				why = append(why, "points at this mcpseal, not one the plugin names")
+				why = append(why, "points at this mcpseal, not another file named mcpseal")
 			}
 			if a := missingFlags(de.Args, l, de.Env, o); a != nil {
 				c.newArgs = a

@@ -126,13 +126,6 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 		s.State, s.Reason = Broken, "mcpseal would refuse this launch line: "+l.Err.Error()
 		return s
 	}
-	if f.Source != "" && filepath.Clean(e.Command) != filepath.Clean(o.Self) {
-		// A plugin's author chooses its lines: one that names some other
-		// file called mcpseal (in the plugin's own folder, say) proves
-		// nothing.
-		s.State, s.Reason = NotWrapped, "names an mcpseal that is not this one: a line from an extension or plugin counts only when it starts "+o.Self
-		return s
-	}
 	s.Posture, s.Lock = l.Line.Posture, l.Line.Lock
 	if l.Line.URL != "" {
 		s.Kind = Remote
@@ -143,8 +136,18 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 			return s
 		}
 	}
+	if ok, why := isThisBinary(e.Command, e.Env, o.Self); !ok {
+		// A file named mcpseal proves nothing: a project or a plugin may
+		// ship its own.
+		s.State, s.Reason = NotWrapped, "names an mcpseal that is not this one: "+why+" (run 'mcpseal wrap' to point it at this one)"
+		return s
+	}
 	if st, why := stateHome(e, l.Line, o); st != "" {
 		s.State, s.Reason = st, why
+		return s
+	}
+	if k := trustEnv(e.Env); k != "" {
+		s.State, s.Reason = BaselineOutside, "its environment sets "+k+": the lock's trusted keys or the package registry are not the ones status sees"
 		return s
 	}
 	if s.Posture == "monitor" {
@@ -178,6 +181,9 @@ func stateHome(e *Entry, l RunLine, o Options) (State, string) {
 		}
 		return "", ""
 	}
+	if _, ok := e.Env["HOME"]; ok {
+		return BaselineOutside, "its HOME decides where the pins are kept (no --home on the launch line; run 'mcpseal wrap' to add it)"
+	}
 	if o.DefaultHome != "" && filepath.Clean(o.DefaultHome) != filepath.Clean(o.Home) {
 		return BaselineOutside, "no --home on the launch line: a client that does not pass MCPSEAL_HOME on (Codex filters the environment) keeps the pins in " +
 			o.DefaultHome + ", not " + o.Home + " (run 'mcpseal wrap' to add --home)"
@@ -189,4 +195,16 @@ func stateHome(e *Entry, l RunLine, o Options) (State, string) {
 // (a plugin's author may ship it wrapped; status then judges the line).
 func launchesMcpseal(e *Entry, o Options) bool {
 	return e.Kind == Stdio && readLaunch(e.Command, e.Args, o.Self, o.Run).Wrapped
+}
+
+// trustEnv names the first variable an entry's environment sets that
+// changes what mcpseal trusts: the lock's host config (its signing keys)
+// or the registries package pins are checked against.
+func trustEnv(env map[string]string) string {
+	for _, k := range []string{"MCPSEAL_LOCK_HOST_CONFIG", "MCPSEAL_NPM_REGISTRY", "MCPSEAL_PYPI_URL"} {
+		if _, ok := env[k]; ok {
+			return k
+		}
+	}
+	return ""
 }
