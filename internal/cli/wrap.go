@@ -38,7 +38,13 @@ Code, Cursor, VS Code, Windsurf, Cline, Gemini CLI, Zed, Codex; see
 docs/clients.md), shows the plan, and after you confirm rewrites each launch
 line as
 
-    mcpseal run --name NAME [--lock PATH] -- <original command> <args...>
+    mcpseal run --name NAME [--lock PATH] --home DIR -- <original command> <args...>
+
+--home names this $MCPSEAL_HOME, so a client that filters the environment
+it gives servers cannot move the pins. Servers from extensions and plugins
+are wrapped where they are the user's own files (a linked Gemini CLI
+extension, a plugin Claude Code reads from a local folder); the copies a
+client replaces on update are left alone, and listed.
 
 Remote (URL) servers become 'mcpseal run --url URL --name NAME', their
 headers moved into a credential file in $MCPSEAL_HOME/credentials; pass
