@@ -69,13 +69,14 @@ func (f fakeRun) Parse(args []string) (RunLine, error) {
 	if f.home {
 		home = fs.String("home", "", "")
 	}
+	policy := fs.String("policy", "", "")
 	fs.Int("max-frame", 1<<24, "")
 	fs.Duration("verify-timeout", 30*time.Second, "")
 	fs.String("log-level", "info", "")
 	if err := fs.Parse(args); err != nil {
 		return RunLine{}, err
 	}
-	l := RunLine{Name: *name, HasName: fs.Changed("name"), Posture: *posture}
+	l := RunLine{Name: *name, HasName: fs.Changed("name"), Posture: *posture, Policy: *policy}
 	if lock != nil {
 		l.Lock = *lock
 	}

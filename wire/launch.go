@@ -20,6 +20,11 @@ type RunLine struct {
 	// Home is --home: the state folder the line names, whatever
 	// environment the client passes ("" when not given).
 	Home string
+	// Policy is --policy: a host policy that replaces
+	// $MCPSEAL_HOME/policy.json for this line.
+	Policy string
+	// LockHostConfig is --lock-host-config: the lock's trusted keys.
+	LockHostConfig string
 	// URL is --url, for a remote server.
 	URL string
 	// Argv is the server command after --.

@@ -150,6 +150,15 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 		s.State, s.Reason = BaselineOutside, "its environment sets "+k+": the lock's trusted keys or the package registry are not the ones status sees"
 		return s
 	}
+	if l.Line.LockHostConfig != "" {
+		s.State, s.Reason = BaselineOutside, "its --lock-host-config names trusted keys status does not see"
+		return s
+	}
+	if l.Line.Policy != "" && f.Source != "" {
+		// A plugin's author may not choose the host policy.
+		s.State, s.Reason = BaselineOutside, "its --policy, chosen by the extension or plugin, replaces "+filepath.Join(o.Home, "policy.json")
+		return s
+	}
 	if s.Posture == "monitor" {
 		s.State, s.Reason = MonitorOnly, "posture monitor reports drift and forwards it: not protection"
 		return s
@@ -160,6 +169,9 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 	}
 	if s.Lock != "" && !filepath.IsAbs(s.Lock) {
 		s.Reason = "lock path is relative: read from the folder the client starts the server in"
+	}
+	if l.Line.Policy != "" {
+		s.Reason = "its --policy replaces " + filepath.Join(o.Home, "policy.json")
 	}
 	return s
 }

@@ -47,6 +47,8 @@ func (s runSyntax) Parse(args []string) (wire.RunLine, error) {
 	if fl.Lookup("url") != nil {
 		l.URL, _ = fl.GetString("url")
 	}
+	l.Policy, _ = fl.GetString("policy")
+	l.LockHostConfig, _ = fl.GetString("lock-host-config")
 	if fl.Lookup("home") != nil {
 		l.Home, _ = fl.GetString("home")
 		if fl.Changed("home") && !filepath.IsAbs(l.Home) {
