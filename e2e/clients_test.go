@@ -19,7 +19,7 @@ import (
 
 // The tests in this file run the real clients, pinned by
 // e2e/clients/package-lock.json (scripts/test installs them with npm ci):
-// Claude Code 2.1.328, Gemini CLI 0.61.0 and Codex 0.169.0. None needs a
+// Claude Code 2.1.328, Gemini CLI 0.61.0 and Codex 0.169.0, on Node 22.23.3. None needs a
 // login or a network for what is asked of it: `claude mcp list` and
 // `gemini mcp list` start every configured server and report whether it
 // connected; `codex app-server` (JSON-RPC over stdio) starts them and
@@ -54,10 +54,17 @@ type clientHome struct {
 
 func newClientHome(t *testing.T, extra ...string) *clientHome {
 	t.Helper()
+	// The clients run on the Node 22 e2e/clients pins (Claude Code and the
+	// Gemini CLI ask for 20 or later), first on PATH, whatever node the
+	// machine has.
+	node := filepath.Join(clientsDir(), "node_modules", "node", "bin")
+	if _, err := os.Stat(filepath.Join(node, "node")); err != nil {
+		t.Fatalf("the pinned Node 22 is missing: run `npm ci --prefix e2e/clients` (scripts/test does it)")
+	}
 	dir := t.TempDir()
 	h := &clientHome{dir: dir, state: filepath.Join(dir, "state")}
 	h.env = append([]string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "TERM=dumb", "NO_COLOR=1",
+		"PATH=" + node + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "TERM=dumb", "NO_COLOR=1",
 		"MCPSEAL_HOME=" + h.state, tagEnv + "=" + tag(t),
 		// No update checks or telemetry: the machine has no network.
 		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "GEMINI_CLI_NO_RELAUNCH=true",
