@@ -20,6 +20,10 @@
 //     demo_test.go: the team lock, the host policy and audit log, launch
 //     profiles in the Linux sandbox, wrap/unwrap of client configs, and
 //     the demo, each through the real binary.
+//   - clients_test.go: the real Claude Code, Gemini CLI and Codex
+//     (e2e/clients, pinned by its package-lock.json) in a fake home: status
+//     counts their extension and plugin servers, wrap, two clean connects
+//     through the gate, a refused rug pull as each client shows it, unwrap.
 //   - gateway_test.go, runurl_test.go: the HTTP gateway and `run --url`
 //     with go-sdk Streamable HTTP servers on loopback.
 //   - conformance_test.go: the official MCP conformance suite

@@ -66,12 +66,15 @@ func TestWrappedEntryRunsAsTheClientRunsIt(t *testing.T) {
 	if entry.Command != self {
 		t.Errorf("command %q, want the absolute path of the binary %q", entry.Command, self)
 	}
-	if want := []string{"run", "--name", "e2e-tools", "--", bin.sdkserver, tools}; !slices.Equal(entry.Args, want) {
+	if want := []string{"run", "--name", "e2e-tools", "--home", h, "--", bin.sdkserver, tools}; !slices.Equal(entry.Args, want) {
 		t.Errorf("args %q, want %q", entry.Args, want)
 	}
 
-	// Start it as the client would.
-	s, err := connectSDK(t, environ(t, h), "", append([]string{entry.Command}, entry.Args...)...)
+	// Start it as the client would, with an environment filtered the way
+	// Codex filters it (no MCPSEAL_HOME): --home on the line keeps the
+	// pins in h.
+	filtered := slices.DeleteFunc(environ(t, h), func(kv string) bool { return strings.HasPrefix(kv, "MCPSEAL_HOME=") })
+	s, err := connectSDK(t, filtered, "", append([]string{entry.Command}, entry.Args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

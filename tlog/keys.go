@@ -62,32 +62,59 @@ func GenerateKey(rand io.Reader, home, origin string) (vkey string, err error) {
 
 // LoadSigner reads the signing key of the log named origin.
 func LoadSigner(home, origin string) (note.Signer, note.Verifier, error) {
+	skey, err := readSigningKey(home, origin)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, _, v, err := parseSigner(skey)
+	return s, v, err
+}
+
+// LoadVerifierKey returns the verifier key ("name+hash+base64") of the
+// log named origin whose signing key is kept under home: what a verifier
+// of this machine's own log pins.
+func LoadVerifierKey(home, origin string) (string, error) {
+	skey, err := readSigningKey(home, origin)
+	if err != nil {
+		return "", err
+	}
+	_, vkey, _, err := parseSigner(skey)
+	return vkey, err
+}
+
+// readSigningKey reads the signing key file of the log named origin.
+func readSigningKey(home, origin string) (string, error) {
 	p := KeyPath(home, origin)
 	// The signing key is mcpseal's own file: not a link, not a FIFO.
 	f, err := atomicfile.Open(p)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the log's signing key: %w", err)
+		return "", fmt.Errorf("reading the log's signing key: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the log's signing key: %w", err)
+		return "", fmt.Errorf("reading the log's signing key: %w", err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, nil, fmt.Errorf("%s is readable by other users; run chmod 600 on it", p)
+		return "", fmt.Errorf("%s is readable by other users; run chmod 600 on it", p)
 	}
 	b, err := readSmallFrom(f, p, maxKeyFile)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the log's signing key: %w", err)
+		return "", fmt.Errorf("reading the log's signing key: %w", err)
 	}
-	return ParseSigner(strings.TrimSpace(string(b)))
+	return strings.TrimSpace(string(b)), nil
 }
 
 // ParseSigner parses a note signing key and derives its verifier.
 func ParseSigner(skey string) (note.Signer, note.Verifier, error) {
+	s, _, v, err := parseSigner(skey)
+	return s, v, err
+}
+
+func parseSigner(skey string) (note.Signer, string, note.Verifier, error) {
 	s, err := note.NewSigner(skey)
 	if err != nil {
-		return nil, nil, errors.New("tlog: malformed signing key")
+		return nil, "", nil, errors.New("tlog: malformed signing key")
 	}
 	// PRIVATE+KEY+<name>+<hash>+<base64 of 0x01 and the seed>
 	rest := skey
@@ -96,18 +123,18 @@ func ParseSigner(skey string) (note.Signer, note.Verifier, error) {
 	}
 	raw, err := base64.StdEncoding.DecodeString(rest)
 	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != 1 {
-		return nil, nil, errors.New("tlog: not an Ed25519 signing key")
+		return nil, "", nil, errors.New("tlog: not an Ed25519 signing key")
 	}
 	pub := ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey)
 	vkey, err := note.NewEd25519VerifierKey(s.Name(), pub)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	v, err := note.NewVerifier(vkey)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return s, v, nil
+	return s, vkey, v, nil
 }
 
 // ParseVerifier parses a log's verifier key (Ed25519, "name+hash+base64").

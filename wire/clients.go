@@ -78,12 +78,9 @@ func UserFiles(e Env) []File {
 	}
 	claudeCode := filepath.Join(e.Home, ".claude.json")
 	if d := e.getenv("CLAUDE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
-		claudeCode = filepath.Join(d, ".claude.json")
+		claudeCode = filepath.Join(e.claudeDir(), ".claude.json")
 	}
-	codex := filepath.Join(e.Home, ".codex")
-	if d := e.getenv("CODEX_HOME"); d != "" && filepath.IsAbs(d) {
-		codex = d
-	}
+	codex := e.codexDir()
 	return []File{
 		{Client: "claude-desktop", Path: filepath.Join(e.appData(), "Claude", "claude_desktop_config.json"), Shape: ShapeMCPServers},
 		{Client: "claude-code", Path: claudeCode, Shape: ShapeClaudeCode},
@@ -92,10 +89,37 @@ func UserFiles(e Env) []File {
 		{Client: "windsurf", Path: filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json"), Shape: ShapeMCPServers},
 		{Client: "cline", Path: filepath.Join(code, "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"), Shape: ShapeMCPServers},
 		{Client: "cline", Path: filepath.Join(e.Home, ".cline", "data", "settings", "cline_mcp_settings.json"), Shape: ShapeMCPServers},
-		{Client: "gemini", Path: filepath.Join(e.Home, ".gemini", "settings.json"), Shape: ShapeMCPServers},
+		e.geminiSettings(),
 		{Client: "zed", Path: zed, Shape: ShapeZed},
 		{Client: "codex", Path: filepath.Join(codex, "config.toml"), Shape: ShapeCodex},
 	}
+}
+
+// SystemFiles lists the files an administrator keeps servers in for
+// every user of the machine (Claude Code's managed-mcp.json, the Gemini
+// CLI's system settings): status counts them; wrap never edits them.
+func SystemFiles(e Env) []File {
+	managed := "/etc/claude-code/managed-mcp.json"
+	switch e.GOOS {
+	case "darwin":
+		managed = "/Library/Application Support/ClaudeCode/managed-mcp.json"
+	case "windows":
+		managed = `C:\Program Files\ClaudeCode\managed-mcp.json`
+	}
+	files := []File{{Client: "claude-code", Path: managed, Shape: ShapeMCPServers, Source: "managed settings",
+		NoWrap: "managed settings an administrator owns: wrap does not edit them ('mcpseal policy' writes the wrapped form)"}}
+	return append(files, e.geminiSystemFiles()...)
+}
+
+// LoadedFiles lists the files clients load servers from besides their
+// own configs: Gemini CLI extensions, Claude Code and Codex plugins, and
+// editor extensions (VS Code, Cursor, Windsurf, Zed). Each names
+// its source; one wrap may not edit says why in NoWrap; an index that
+// cannot be read is a File whose status is unreadable.
+func LoadedFiles(e Env) []File {
+	files := append(GeminiExtensionFiles(e), ClaudePluginFiles(e)...)
+	files = append(files, CodexPluginFiles(e)...)
+	return append(files, EditorExtensionFiles(e)...)
 }
 
 // ProjectFiles lists the shared configs a repository at dir may carry.
@@ -141,7 +165,7 @@ func Existing(files []File) []File {
 		if seen[f.Path] {
 			continue
 		}
-		if _, err := os.Lstat(f.Path); err == nil {
+		if _, err := os.Lstat(f.Path); err == nil || f.err != "" {
 			seen[f.Path] = true
 			out = append(out, f)
 		}

@@ -58,8 +58,11 @@ type docEntry struct {
 
 // parseDocument parses src in f's format.
 func parseDocument(f File, src []byte) (document, error) {
-	if f.Shape == ShapeCodex {
+	switch f.Shape {
+	case ShapeCodex:
 		return parseTOMLDoc(src)
+	case ShapeVSCodeExtension, ShapeZedExtension:
+		return parseExtensionDoc(f.Shape, src)
 	}
 	return parseJSONDoc(f.Shape, src)
 }

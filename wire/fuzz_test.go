@@ -131,3 +131,62 @@ func FuzzScanTOML(f *testing.F) {
 		}
 	})
 }
+
+// loadedSlots are where FuzzLoadedServers plants its input in a fake
+// home (newLoadedHome): every file discovery of extension and plugin
+// servers reads.
+var loadedSlots = []string{
+	".claude/plugins/installed_plugins.json",
+	".claude/plugins/known_marketplaces.json",
+	".claude/settings.json",
+	"../src/mkt/.claude-plugin/marketplace.json",
+	"../src/mkt/plugins/dirplug/.claude-plugin/plugin.json",
+	"../src/mkt/plugins/dirplug/.mcp.json",
+	".claude/skills/sk/.mcp.json",
+	".gemini/extensions/linked/.gemini-extension-install.json",
+	".gemini/extensions/inst/gemini-extension.json",
+	".codex/config.toml",
+	".codex/plugins/cache/cmkt/cplug/1.0.0/.codex-plugin/plugin.json",
+	".vscode/extensions/acme.mcp-1.0.0/package.json",
+	".local/share/zed/extensions/installed/zx/extension.toml",
+}
+
+// FuzzLoadedServers: whatever a client's indexes, a plugin's manifest or
+// an extension's files hold, discovery and status never panic, every file
+// either lists its servers or is unreadable, and no server counts as
+// protected unless its line starts this mcpseal.
+func FuzzLoadedServers(f *testing.F) {
+	var seeds [][]byte
+	filepath.Walk(filepath.Join(testdata, "fuzz"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".json") {
+			data, _ := os.ReadFile(p)
+			seeds = append(seeds, data)
+		}
+		return nil
+	})
+	if len(seeds) == 0 {
+		f.Fatal("no fuzz seeds found")
+	}
+	// Every slot and every seed at least once, in turn: the seed corpus
+	// stays quick to run.
+	for i := range max(len(seeds), len(loadedSlots)) {
+		f.Add(uint8(i%len(loadedSlots)), seeds[i%len(seeds)])
+	}
+	f.Fuzz(func(t *testing.T, slot uint8, data []byte) {
+		h := newLoadedHome(t)
+		p := filepath.Join(h.home, loadedSlots[int(slot)%len(loadedSlots)])
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := testOptions(t)
+		r := Status(Existing(LoadedFiles(h.env())), o)
+		for _, s := range r.Servers {
+			if s.State == Protected {
+				t.Fatalf("protected: %+v", s)
+			}
+		}
+		if r.Enforcing() {
+			t.Fatal("enforcing with unwrapped servers planted")
+		}
+	})
+}

@@ -27,11 +27,18 @@ const testdata = "../testdata/wire"
 // fakeRun reads run lines with a flag set shaped like `mcpseal run` once
 // --lock (issue 3) and --url / --credential-file (issue 5) are in; the
 // real one is tested in internal/cli.
-type fakeRun struct{ missing []string }
+type fakeRun struct {
+	missing []string
+	// home adds --home (issue 13); the golden files predate it.
+	home bool
+}
 
 var fakeRunFlags = []string{"name", "posture", "lock", "url", "credential-file", "max-frame", "verify-timeout", "log-level"}
 
 func (f fakeRun) Has(flag string) bool {
+	if flag == "home" {
+		return f.home
+	}
 	for _, m := range f.missing {
 		if m == flag {
 			return false
@@ -58,18 +65,26 @@ func (f fakeRun) Parse(args []string) (RunLine, error) {
 		url = fs.String("url", "", "")
 		fs.String("credential-file", "", "")
 	}
+	var home *string
+	if f.home {
+		home = fs.String("home", "", "")
+	}
+	policy := fs.String("policy", "", "")
 	fs.Int("max-frame", 1<<24, "")
 	fs.Duration("verify-timeout", 30*time.Second, "")
 	fs.String("log-level", "info", "")
 	if err := fs.Parse(args); err != nil {
 		return RunLine{}, err
 	}
-	l := RunLine{Name: *name, HasName: fs.Changed("name"), Posture: *posture}
+	l := RunLine{Name: *name, HasName: fs.Changed("name"), Posture: *posture, Policy: *policy}
 	if lock != nil {
 		l.Lock = *lock
 	}
 	if url != nil {
 		l.URL = *url
+	}
+	if home != nil {
+		l.Home = *home
 	}
 	switch {
 	case l.URL != "":

@@ -43,6 +43,15 @@ func parseJSONDoc(shape Shape, src []byte) (*jsonDoc, error) {
 				break
 			}
 		}
+	case ShapePluginServers:
+		var m *Member
+		if m, err = root.Get("mcpServers"); err == nil {
+			if m != nil {
+				err = d.collect(ShapeMCPServers, []string{"mcpServers"}, "user")
+			} else {
+				err = d.collect(ShapeMCPServers, nil, "user")
+			}
+		}
 	case ShapeVSCode:
 		err = d.collect(shape, []string{"servers"}, "user")
 	case ShapeZed:

@@ -17,6 +17,14 @@ type RunLine struct {
 	Posture string
 	// Lock is --lock, when given.
 	Lock string
+	// Home is --home: the state folder the line names, whatever
+	// environment the client passes ("" when not given).
+	Home string
+	// Policy is --policy: a host policy that replaces
+	// $MCPSEAL_HOME/policy.json for this line.
+	Policy string
+	// LockHostConfig is --lock-host-config: the lock's trusted keys.
+	LockHostConfig string
 	// URL is --url, for a remote server.
 	URL string
 	// Argv is the server command after --.
@@ -107,16 +115,29 @@ func (o *Options) flags() []string {
 	if o.Posture != "" {
 		a = append(a, "--posture", o.Posture)
 	}
+	if o.writesHome() {
+		a = append(a, "--home", o.Home)
+	}
 	return a
+}
+
+// writesHome reports whether wrapped lines carry --home: the state folder
+// then comes from the line itself, so a client that filters the
+// environment it gives servers (Codex does) cannot move the pins.
+func (o *Options) writesHome() bool {
+	return o.Home != "" && o.Run != nil && o.Run.Has("home")
 }
 
 // missingFlags returns args with the flags the options ask for and the
 // line lacks added before the server command; nil when nothing is missing.
 // A flag the line already has with another value is left as it is.
-func missingFlags(args []string, l Launch, o *Options) []string {
+func missingFlags(args []string, l Launch, env map[string]string, o *Options) []string {
 	var add []string
 	if o.Lock != "" && l.Line.Lock == "" {
 		add = append(add, "--lock", o.Lock)
+	}
+	if lacksHome(l, env, o) {
+		add = append(add, "--home", o.Home)
 	}
 	if len(add) == 0 {
 		return nil
@@ -127,6 +148,17 @@ func missingFlags(args []string, l Launch, o *Options) []string {
 	}
 	out := append(append(append([]string{}, args[:at]...), add...), args[at:]...)
 	return out
+}
+
+// lacksHome reports whether wrap should add --home to a wrapped line: it
+// has none and its entry does not choose a state folder with MCPSEAL_HOME
+// (status reports such an entry; wrap leaves the choice alone).
+func lacksHome(l Launch, env map[string]string, o *Options) bool {
+	if !o.writesHome() || l.Line.Home != "" {
+		return false
+	}
+	_, set := env["MCPSEAL_HOME"]
+	return !set
 }
 
 // shellLine shows a command line on one terminal line, quoting what a

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -81,6 +82,10 @@ func PlanUnwrap(files []File, o Options, recs *Records) *Plan {
 
 func (p *Plan) planFile(f File, wrap bool) *FilePlan {
 	fp := &FilePlan{File: f}
+	if f.err != "" {
+		fp.Err = errors.New(f.err)
+		return fp
+	}
 	src, err := atomicfile.ReadFileFollow(f.Path, maxConfigSize)
 	if err != nil {
 		var pe *fs.PathError
@@ -99,9 +104,13 @@ func (p *Plan) planFile(f File, wrap bool) *FilePlan {
 	var edits []edit
 	for _, de := range doc.entries() {
 		var c *Change
-		if wrap {
+		switch {
+		case f.NoWrap != "":
+			// Neither wrap nor unwrap edits a file wrap may not write.
+			c = &Change{Entry: de.Entry, de: de, Action: Skip, Reason: f.NoWrap}
+		case wrap:
 			c = p.wrapEntry(f, de)
-		} else {
+		default:
 			c = p.unwrapEntry(f, de, src)
 		}
 		fp.Changes = append(fp.Changes, c)
@@ -215,7 +224,7 @@ func (p *Plan) wrapEntry(f File, de *docEntry) *Change {
 		l := readLaunch(de.Command, de.Args, o.Self, o.Run)
 		switch {
 		case !l.Wrapped:
-			c.Action, c.newCommand, c.newArgs = Wrap, o.Self, wrappedArgs(de.Name, o, c.Before)
+			c.Action, c.newCommand, c.newArgs = Wrap, o.Self, wrappedArgs(f.namePrefix+de.Name, o, c.Before)
 		case l.Err != nil:
 			c.Action, c.Reason = Refuse, "wrapped but broken (mcpseal would refuse this launch line); run 'mcpseal unwrap' and wrap it again"
 		default:
@@ -227,9 +236,20 @@ func (p *Plan) wrapEntry(f File, de *docEntry) *Change {
 					why = append(why, "points at an mcpseal that is gone")
 				}
 			}
-			if a := missingFlags(de.Args, l, o); a != nil {
+			if ok, _ := isThisBinary(de.Command, de.Env, o.Self); !ok && c.newCommand != o.Self {
+				c.newCommand = o.Self
+				why = append(why, "points at this mcpseal, not another file named mcpseal")
+			}
+			if a := missingFlags(de.Args, l, de.Env, o); a != nil {
 				c.newArgs = a
-				why = append(why, "adds --lock")
+				var added []string
+				if o.Lock != "" && l.Line.Lock == "" {
+					added = append(added, "--lock")
+				}
+				if lacksHome(l, de.Env, o) {
+					added = append(added, "--home")
+				}
+				why = append(why, "adds "+strings.Join(added, " and "))
 			}
 			if len(why) == 0 {
 				c.Action, c.Reason = Keep, "already wrapped"
@@ -258,7 +278,7 @@ func (p *Plan) wrapEntry(f File, de *docEntry) *Change {
 				c.credential = credentialPath(o.Home, f.Path, de.where)
 			}
 			c.Action, c.fromRemote = Wrap, true
-			c.newCommand, c.newArgs = o.Self, remoteArgs(de.Name, de.URL, c.credential, o)
+			c.newCommand, c.newArgs = o.Self, remoteArgs(f.namePrefix+de.Name, de.URL, c.credential, o)
 		}
 	}
 	if c.Action == Wrap || c.Action == Update {

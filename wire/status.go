@@ -31,11 +31,13 @@ type ServerStatus struct {
 	Client  string `json:"client"`
 	File    string `json:"file"`
 	Project bool   `json:"project,omitempty"`
-	Scope   string `json:"scope"`
-	Name    string `json:"name"`
-	Kind    Kind   `json:"kind"`
-	State   State  `json:"state"`
-	Reason  string `json:"reason,omitempty"`
+	// Source names the extension or plugin the server comes from.
+	Source string `json:"source,omitempty"`
+	Scope  string `json:"scope"`
+	Name   string `json:"name"`
+	Kind   Kind   `json:"kind"`
+	State  State  `json:"state"`
+	Reason string `json:"reason,omitempty"`
 	// Posture and Lock are read from a wrapped launch line.
 	Posture  string `json:"posture,omitempty"`
 	Lock     string `json:"lock,omitempty"`
@@ -77,6 +79,11 @@ func Status(files []File, o Options) *Report {
 	r := &Report{Files: []FileStatus{}, Servers: []ServerStatus{}}
 	for _, f := range files {
 		fs := FileStatus{File: f}
+		if f.err != "" {
+			fs.Error = f.err
+			r.Files = append(r.Files, fs)
+			continue
+		}
 		src, err := atomicfile.ReadFileFollow(f.Path, maxConfigSize)
 		var doc document
 		if err == nil {
@@ -97,7 +104,11 @@ func Status(files []File, o Options) *Report {
 }
 
 func serverStatus(f File, e *Entry, o Options) ServerStatus {
-	s := ServerStatus{Client: f.Client, File: f.Path, Project: f.Project, Scope: e.Scope, Name: e.Name, Kind: e.Kind, Disabled: e.Disabled}
+	s := ServerStatus{Client: f.Client, File: f.Path, Project: f.Project, Source: f.Source, Scope: e.Scope, Name: e.Name, Kind: e.Kind, Disabled: e.Disabled || f.Disabled}
+	if f.NoWrap != "" && !launchesMcpseal(e, o) {
+		s.State, s.Reason = NotWrapped, f.NoWrap
+		return s
+	}
 	switch e.Kind {
 	case Other:
 		s.State, s.Reason = NotWrapped, e.Why
@@ -125,8 +136,27 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 			return s
 		}
 	}
-	if h, ok := e.Env["MCPSEAL_HOME"]; ok && filepath.Clean(h) != filepath.Clean(o.Home) {
-		s.State, s.Reason = BaselineOutside, "its MCPSEAL_HOME keeps the pins outside "+o.Home
+	if ok, why := isThisBinary(e.Command, e.Env, o.Self); !ok {
+		// A file named mcpseal proves nothing: a project or a plugin may
+		// ship its own.
+		s.State, s.Reason = NotWrapped, "names an mcpseal that is not this one: "+why+" (run 'mcpseal wrap' to point it at this one)"
+		return s
+	}
+	if st, why := stateHome(e, l.Line, o); st != "" {
+		s.State, s.Reason = st, why
+		return s
+	}
+	if k := trustEnv(e.Env); k != "" {
+		s.State, s.Reason = BaselineOutside, "its environment sets "+k+": the lock's trusted keys or the package registry are not the ones status sees"
+		return s
+	}
+	if l.Line.LockHostConfig != "" {
+		s.State, s.Reason = BaselineOutside, "its --lock-host-config names trusted keys status does not see"
+		return s
+	}
+	if l.Line.Policy != "" && f.Source != "" {
+		// A plugin's author may not choose the host policy.
+		s.State, s.Reason = BaselineOutside, "its --policy, chosen by the extension or plugin, replaces "+filepath.Join(o.Home, "policy.json")
 		return s
 	}
 	if s.Posture == "monitor" {
@@ -140,5 +170,53 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 	if s.Lock != "" && !filepath.IsAbs(s.Lock) {
 		s.Reason = "lock path is relative: read from the folder the client starts the server in"
 	}
+	if l.Line.Policy != "" {
+		s.Reason = "its --policy replaces " + filepath.Join(o.Home, "policy.json")
+	}
 	return s
+}
+
+// stateHome checks where a wrapped line keeps its pins: the folder its
+// --home names, else its entry's MCPSEAL_HOME, else whatever the client
+// passes on. It returns BaselineOutside and why when that may not be
+// o.Home, and "" when it is.
+func stateHome(e *Entry, l RunLine, o Options) (State, string) {
+	if l.Home != "" {
+		if filepath.Clean(l.Home) != filepath.Clean(o.Home) {
+			return BaselineOutside, "its --home keeps the pins outside " + o.Home
+		}
+		return "", ""
+	}
+	if h, ok := e.Env["MCPSEAL_HOME"]; ok {
+		if filepath.Clean(h) != filepath.Clean(o.Home) {
+			return BaselineOutside, "its MCPSEAL_HOME keeps the pins outside " + o.Home
+		}
+		return "", ""
+	}
+	if _, ok := e.Env["HOME"]; ok {
+		return BaselineOutside, "its HOME decides where the pins are kept (no --home on the launch line; run 'mcpseal wrap' to add it)"
+	}
+	if o.DefaultHome != "" && filepath.Clean(o.DefaultHome) != filepath.Clean(o.Home) {
+		return BaselineOutside, "no --home on the launch line: a client that does not pass MCPSEAL_HOME on (Codex filters the environment) keeps the pins in " +
+			o.DefaultHome + ", not " + o.Home + " (run 'mcpseal wrap' to add --home)"
+	}
+	return "", ""
+}
+
+// launchesMcpseal reports whether a stdio entry's line starts mcpseal run
+// (a plugin's author may ship it wrapped; status then judges the line).
+func launchesMcpseal(e *Entry, o Options) bool {
+	return e.Kind == Stdio && readLaunch(e.Command, e.Args, o.Self, o.Run).Wrapped
+}
+
+// trustEnv names the first variable an entry's environment sets that
+// changes what mcpseal trusts: the lock's host config (its signing keys)
+// or the registries package pins are checked against.
+func trustEnv(env map[string]string) string {
+	for _, k := range []string{"MCPSEAL_LOCK_HOST_CONFIG", "MCPSEAL_NPM_REGISTRY", "MCPSEAL_PYPI_URL"} {
+		if _, ok := env[k]; ok {
+			return k
+		}
+	}
+	return ""
 }

@@ -75,6 +75,10 @@ const (
 	ShapeZed Shape = "zed"
 	// ShapeCodex: TOML tables [mcp_servers.NAME].
 	ShapeCodex Shape = "codex"
+	// ShapePluginServers: a Claude Code plugin's .mcp.json, either
+	// {"mcpServers": {NAME: ...}} or the servers at the top level
+	// ({NAME: {"command": ...}}), as Claude Code reads both.
+	ShapePluginServers Shape = "plugin-servers"
 )
 
 // File is one config file.
@@ -88,6 +92,24 @@ type File struct {
 	// Project marks a repository's shared config. It is counted and
 	// reported, and edited only when the user asks (--project).
 	Project bool `json:"project,omitempty"`
+	// Source names the extension or plugin a client loads the file from
+	// ("extension NAME", "plugin ID"); empty for a client's own config.
+	Source string `json:"source,omitempty"`
+	// NoWrap, when set, says why wrap never edits the file (a copy the
+	// client replaces on update, a file an administrator owns): its
+	// servers stay not-wrapped, and status says so.
+	NoWrap string `json:"noWrap,omitempty"`
+	// Disabled: the client has the extension or plugin turned off.
+	Disabled bool `json:"disabled,omitempty"`
+
+	// namePrefix goes before each server's name in the --name wrap writes,
+	// so that a plugin's server is not confused with a user's of the same
+	// name ("plugin:P:", as Claude Code names them).
+	namePrefix string
+	// err says why discovery could not tell which servers this file
+	// stands for (an index that cannot be read): status reports it as
+	// unreadable, and its servers are unknown.
+	err string
 }
 
 // Kind says how a client reaches a server.
@@ -144,8 +166,13 @@ func (e *Entry) key() string {
 type Options struct {
 	// Self is the absolute path of the mcpseal binary to put in launch lines.
 	Self string
-	// Home is $MCPSEAL_HOME: backups, records and credentials live there.
+	// Home is $MCPSEAL_HOME: backups, records and credentials live there,
+	// and wrapped lines name it with --home.
 	Home string
+	// DefaultHome is where mcpseal keeps its state when MCPSEAL_HOME is
+	// not set (~/.mcpseal): where a wrapped line without --home puts its
+	// pins when the client passes no MCPSEAL_HOME on.
+	DefaultHome string
 	// Lock, when set, is added to every wrapped line as --lock.
 	Lock string
 	// Posture, when set, is added as --posture.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 )
@@ -64,6 +65,28 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+}
+
+// withHome returns e with MCPSEAL_HOME read as home, for a command given
+// --home: the state folder then comes from the launch line, whatever
+// environment the client passed. An empty home returns e unchanged.
+func (e *env) withHome(home string) (*env, error) {
+	if home == "" {
+		return e, nil
+	}
+	if !filepath.IsAbs(home) {
+		return nil, &usageError{errors.New("--home must be an absolute path")}
+	}
+	home = filepath.Clean(home)
+	getenv := e.getenv
+	c := *e
+	c.getenv = func(k string) string {
+		if k == "MCPSEAL_HOME" {
+			return home
+		}
+		return getenv(k)
+	}
+	return &c, nil
 }
 
 // Main runs mcpseal with args and returns the process exit status.

@@ -52,22 +52,66 @@ func mcpsealHome(e *env) (string, error) {
 func newLogInitCmd(e *env) *cobra.Command {
 	var origin, pubOut string
 	cmd := &cobra.Command{
-		Use:   "init DIR --origin NAME --pub-out FILE",
+		Use:   "init DIR --pub-out FILE [--origin NAME]",
 		Short: "Create an empty log in DIR and its signing key",
 		Long: `Create an empty log in DIR (created if missing), generate its Ed25519
 signing key under $MCPSEAL_HOME/keys/ and write the verifier key, which
-verifiers pin, to FILE. NAME is the log's origin, e.g. example.org/mcp-log.`,
+verifiers pin, to FILE. NAME is the log's origin, e.g. example.org/mcp-log;
+without --origin it is HOST/FOLDER (this machine's host name and DIR's
+base name, other characters replaced by -), and the command prints it.`,
 		Args: exactArgs(1, "one log folder"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if origin == "" || pubOut == "" {
-				return &usageError{errors.New("log init needs --origin and --pub-out")}
+			if pubOut == "" {
+				return &usageError{errors.New("log init needs --pub-out FILE: where to write the verifier key")}
+			}
+			if origin == "" {
+				o, err := defaultOrigin(args[0])
+				if err != nil {
+					return err
+				}
+				origin = o
+				fmt.Fprintf(e.stdout, "origin: %s (from the host and folder names; --origin chooses another)\n", origin)
 			}
 			return runLogInit(e, args[0], origin, pubOut)
 		},
 	}
-	cmd.Flags().StringVar(&origin, "origin", "", "the log's name (1-128 of A-Z a-z 0-9 . _ / -)")
+	cmd.Flags().StringVar(&origin, "origin", "", "the log's name (1-128 of A-Z a-z 0-9 . _ / -; default HOST/FOLDER)")
 	cmd.Flags().StringVar(&pubOut, "pub-out", "", "where to write the verifier key")
 	return cmd
+}
+
+// defaultOrigin names a log after this machine and its folder,
+// HOST/FOLDER, each reduced to the characters an origin may hold.
+func defaultOrigin(dir string) (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	origin := originPart(host) + "/" + originPart(filepath.Base(abs))
+	if !tlog.ValidOrigin(origin) || strings.HasSuffix(origin, "/") {
+		return "", &usageError{errors.New("cannot name the log from the host and folder names; give --origin NAME")}
+	}
+	return origin, nil
+}
+
+// originPart keeps the characters an origin may hold (A-Z a-z 0-9 . _ -),
+// replacing others with -, and trims what may not start it; at most 60.
+func originPart(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	out := strings.TrimLeft(string(b), "._-")
+	if len(out) > 60 {
+		out = out[:60]
+	}
+	return out
 }
 
 func runLogInit(e *env, dir, origin, pubOut string) error {

@@ -36,6 +36,7 @@ type runFlags struct {
 	maxFrame      int
 	verifyTimeout time.Duration
 	logLevel      string
+	home          string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -85,6 +86,10 @@ In a client's config, replace the server's command with:
 		Example: `  mcpseal run -- npx -y @modelcontextprotocol/server-memory
   mcpseal run --name files -- npx -y @modelcontextprotocol/server-filesystem /tmp`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := e.withHome(f.home)
+			if err != nil {
+				return err
+			}
 			if f.remote.url != "" {
 				if len(args) > 0 {
 					return &usageError{errors.New("run --url takes no server command")}
@@ -111,6 +116,7 @@ In a client's config, replace the server's command with:
 	fl := cmd.Flags()
 	fl.StringVar(&f.name, "name", "", "the server's `NAME` (its identity); default: a digest of the command line")
 	fl.StringVar(&f.posture, "posture", "guard", "`guard`, strict or monitor")
+	fl.StringVar(&f.home, "home", "", "keep pins and all other state in `DIR` (absolute; overrides $MCPSEAL_HOME, which a client may not pass on)")
 	fl.IntVar(&f.maxFrame, "max-frame", jsonrpc.DefaultMaxFrame, "largest message in `BYTES` either way")
 	fl.DurationVar(&f.verifyTimeout, "verify-timeout", gate.DefaultLimits.VerifyTimeout, "how long the server may take to list its contract")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")

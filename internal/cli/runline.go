@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -45,6 +46,14 @@ func (s runSyntax) Parse(args []string) (wire.RunLine, error) {
 	}
 	if fl.Lookup("url") != nil {
 		l.URL, _ = fl.GetString("url")
+	}
+	l.Policy, _ = fl.GetString("policy")
+	l.LockHostConfig, _ = fl.GetString("lock-host-config")
+	if fl.Lookup("home") != nil {
+		l.Home, _ = fl.GetString("home")
+		if fl.Changed("home") && !filepath.IsAbs(l.Home) {
+			return l, errors.New("--home must be an absolute path")
+		}
 	}
 	rest := fl.Args()
 	switch {

@@ -23,18 +23,20 @@ func newSiteCmd(e *env) *cobra.Command {
 	}
 	var keyFile, baseURL, now string
 	build := &cobra.Command{
-		Use:   "build LOGDIR OUT --key FILE [--base-url URL]",
+		Use:   "build LOGDIR OUT [--key FILE] [--base-url URL]",
 		Short: "Verify a log and write its static site into OUT",
 		Long: `Verify the log in LOGDIR against the verifier key in FILE (and against the
 last checkpoint this machine accepted), then write into OUT (new or empty)
 an index of servers, a page per server with its history and labelled
 diffs, SVG badges, an Atom feed, monthly reports, and the log's files with
-instructions to verify them. No JavaScript. See docs/site.md.`,
+instructions to verify them. No JavaScript. See docs/site.md.
+
+Without --key, the key is the verifier key of the log's own signing key in
+$MCPSEAL_HOME/keys (a log this machine made with 'mcpseal log init'); the
+command says which it used. Name the key with --key to build the site of
+anyone else's log.`,
 		Args: exactArgs(2, "a log folder and an output folder"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if keyFile == "" {
-				return &usageError{errors.New("site build needs --key FILE: the log's verifier key")}
-			}
 			at := time.Now()
 			if now != "" {
 				t, err := time.Parse(time.RFC3339, now)
@@ -49,7 +51,7 @@ instructions to verify them. No JavaScript. See docs/site.md.`,
 			return runSiteBuild(e, args[0], args[1], keyFile, baseURL, at)
 		},
 	}
-	build.Flags().StringVar(&keyFile, "key", "", "the log's verifier key file")
+	build.Flags().StringVar(&keyFile, "key", "", "the log's verifier key file (default: the key of its signing key in $MCPSEAL_HOME)")
 	build.Flags().StringVar(&baseURL, "base-url", "", "the site's public address, ending in / (for the feed and badge snippets)")
 	build.Flags().StringVar(&now, "now", "", "the time badges count to (RFC 3339; default now)")
 	cmd.AddCommand(build)
@@ -65,28 +67,49 @@ func runSiteBuild(e *env, logDir, out, keyFile, baseURL string, now time.Time) e
 	if err != nil {
 		return err
 	}
-	key, err := tlog.ReadVerifierFile(keyFile)
-	if err != nil {
-		return fmt.Errorf("reading the verifier key: %w", err)
-	}
-	vkey, err := readLimited(keyFile, maxVerifierKeyFile)
-	if err != nil {
-		return err
-	}
 	d, err := tlog.OpenDir(logDir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	var vkey string
+	if keyFile != "" {
+		b, err := readLimited(keyFile, maxVerifierKeyFile)
+		if err != nil {
+			return fmt.Errorf("reading the verifier key: %w", err)
+		}
+		vkey = strings.TrimSpace(string(b))
+	} else {
+		// The checkpoint's origin only picks which of this machine's keys
+		// to try; that key then verifies the checkpoint.
+		origin, err := logOrigin(d)
+		if err != nil {
+			return err
+		}
+		vkey, err = tlog.LoadVerifierKey(home, origin)
+		if err != nil {
+			return &usageError{withHint(errors.New("no --key, and this $MCPSEAL_HOME holds no signing key for the log's origin"),
+				"name the log's verifier key with --key FILE")}
+		}
+		fmt.Fprintf(e.stdout, "verifier key: %s (from the signing key in %s)\n", vkey, tlog.KeyPath(home, origin))
+	}
+	key, err := tlog.ParseVerifier(vkey)
+	if err != nil {
+		return fmt.Errorf("reading the verifier key: %w", err)
+	}
 	v, err := tlog.Verify(d, tlog.VerifyOptions{Key: key, Seen: tlog.SeenDir(home)})
 	if err != nil {
-		return withHint(fmt.Errorf("the log does not verify; no site was built: %w", err), "run 'mcpseal log verify %s --key %s' for details", logDir, keyFile)
+		shown := keyFile
+		if shown == "" {
+			shown = "FILE"
+		}
+		return withHint(fmt.Errorf("the log does not verify; no site was built: %w", err), "run 'mcpseal log verify %s --key %s' for details", logDir, shown)
 	}
 	live, err := tlog.ReadLiveness(d)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", tlog.LivenessFile, err)
 	}
-	opts := site.Options{Now: now, BaseURL: baseURL, Key: key, VerifierKey: strings.TrimSpace(string(vkey))}
+	opts := site.Options{Now: now, BaseURL: baseURL, Key: key, VerifierKey: vkey}
 	if err := site.Build(v, d, live, out, opts); err != nil {
 		return err
 	}

@@ -45,3 +45,45 @@ func TestSiteBuildRefusesTamperedLog(t *testing.T) {
 		t.Fatal("a site was built from a tampered log")
 	}
 }
+
+// TestLogInitAndSiteBuildDefaults: `log init DIR --pub-out FILE` names the
+// log after the host and folder and says so; `site build LOGDIR OUT`
+// verifies with the key of the log's own signing key in $MCPSEAL_HOME and
+// says which; a log whose signing key is elsewhere still needs --key.
+func TestLogInitAndSiteBuildDefaults(t *testing.T) {
+	t.Setenv("MCPSEAL_HOME", t.TempDir())
+	work := t.TempDir()
+	dir, pub := filepath.Join(work, "my log!"), filepath.Join(work, "log.pub")
+	out, errs, code := mcpseal(t, "log", "init", dir, "--pub-out", pub)
+	host, _ := os.Hostname()
+	origin := originPart(host) + "/my-log-"
+	if code != 0 || !strings.Contains(out, "origin: "+origin+" (from the host and folder names") {
+		t.Fatalf("init: %d %s %s", code, out, errs)
+	}
+	if out, _, code := mcpseal(t, "log", "append", dir, "--observation", writeObservation(t, "local:weather", "Get the weather.")); code != 0 {
+		t.Fatalf("append: %d %s", code, out)
+	}
+	vkey, err := os.ReadFile(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := filepath.Join(t.TempDir(), "site")
+	out, errs, code = mcpseal(t, "site", "build", dir, site)
+	if code != 0 || !strings.Contains(out, "verifier key: "+strings.TrimSpace(string(vkey))) || !strings.Contains(out, "1 entries") {
+		t.Fatalf("site build without --key: %d %s %s", code, out, errs)
+	}
+
+	f := tlogtest.Build(t) // signed by a key this home does not hold
+	_, errs, code = mcpseal(t, "site", "build", f.Dir, filepath.Join(t.TempDir(), "site"))
+	if code != ExitUsage || !strings.Contains(errs, "--key FILE") {
+		t.Fatalf("someone else's log without --key: %d %s", code, errs)
+	}
+}
+
+// TestLogInitOriginFromUnnameableFolder: a folder name with nothing an
+// origin may hold asks for --origin rather than guessing.
+func TestLogInitOriginFromUnnameableFolder(t *testing.T) {
+	if _, err := defaultOrigin(filepath.Join(t.TempDir(), "___")); err == nil {
+		t.Fatal("an empty folder part was accepted")
+	}
+}

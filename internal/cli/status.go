@@ -35,6 +35,11 @@ func newStatusCmd(e *env) *cobra.Command {
   baseline-outside  the entry sets MCPSEAL_HOME elsewhere: its pins are
                     kept where list, review and approve do not look
 
+It also counts the servers clients load from elsewhere: Gemini CLI
+extensions, Claude Code and Codex plugins, VS Code, Cursor, Windsurf and Zed
+extensions, and the files an administrator owns (docs/clients.md). Those
+wrap cannot edit are not-wrapped, with the reason.
+
 It also shows the lock each wrapped line uses. Project configs (.mcp.json,
 .cursor/mcp.json, .vscode/mcp.json, .gemini/settings.json,
 .zed/settings.json, .codex/config.toml) are found in the current folder, the
@@ -148,12 +153,15 @@ func printStatus(e *env, r *wire.Report, sum statusSummary) {
 	w := e.stdout
 	for _, fs := range r.Files {
 		tag := fs.Client
+		if fs.Source != "" {
+			tag += " (" + oneLine(fs.Source) + ")"
+		}
 		if fs.Project {
 			tag += " (project, not edited)"
 		}
-		fmt.Fprintf(w, "%s  %s\n", tag, fs.Path)
+		fmt.Fprintf(w, "%s  %s\n", tag, oneLine(fs.Path))
 		if fs.Error != "" {
-			fmt.Fprintf(w, "  unreadable: %s\n", fs.Error)
+			fmt.Fprintf(w, "  unreadable: %s\n", oneLine(fs.Error))
 			continue
 		}
 		if fs.Servers == 0 {

@@ -38,7 +38,13 @@ Code, Cursor, VS Code, Windsurf, Cline, Gemini CLI, Zed, Codex; see
 docs/clients.md), shows the plan, and after you confirm rewrites each launch
 line as
 
-    mcpseal run --name NAME [--lock PATH] -- <original command> <args...>
+    mcpseal run --name NAME [--lock PATH] --home DIR -- <original command> <args...>
+
+--home names this $MCPSEAL_HOME, so a client that filters the environment
+it gives servers cannot move the pins. Servers from extensions and plugins
+are wrapped where they are the user's own files (a linked Gemini CLI
+extension, a plugin Claude Code reads from a local folder); the copies a
+client replaces on update are left alone, and listed.
 
 Remote (URL) servers become 'mcpseal run --url URL --name NAME', their
 headers moved into a credential file in $MCPSEAL_HOME/credentials; pass
@@ -91,7 +97,16 @@ func wireOptions(e *env, f wireFlags) (wire.Options, error) {
 	if err != nil {
 		return wire.Options{}, err
 	}
-	return wire.Options{Self: self, Home: home, Lock: f.lock, Posture: f.posture, SkipRemote: f.skipRemote, Run: RunSyntax(), Now: time.Now}, nil
+	def, err := pin.DefaultHome(func(k string) string {
+		if k == "MCPSEAL_HOME" {
+			return ""
+		}
+		return e.getenv(k)
+	})
+	if err != nil {
+		def = "" // no HOME: only MCPSEAL_HOME says where state is
+	}
+	return wire.Options{Self: self, Home: home, DefaultHome: def, Lock: f.lock, Posture: f.posture, SkipRemote: f.skipRemote, Run: RunSyntax(), Now: time.Now}, nil
 }
 
 // selfPath is the absolute path of this binary, symbolic links resolved:
@@ -144,7 +159,7 @@ func wireTargets(e *env, f wireFlags) ([]wire.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = wire.Existing(wire.UserFiles(we))
+		files = wire.Existing(append(append(wire.UserFiles(we), wire.SystemFiles(we)...), wire.LoadedFiles(we)...))
 	}
 	if f.project != "" {
 		dir, err := filepath.Abs(f.project)
@@ -245,12 +260,16 @@ func printPlan(e *env, p *wire.Plan, verb string) (writes int, failed bool) {
 		fmt.Fprintln(w, "no client config found (see docs/clients.md, or name one with --config)")
 		return 0, false
 	}
+	unwrappable := 0
 	for _, fp := range p.Files {
 		tag := fp.File.Client
+		if fp.File.Source != "" {
+			tag += " (" + oneLine(fp.File.Source) + ")"
+		}
 		if fp.File.Project {
 			tag += " (project)"
 		}
-		fmt.Fprintf(w, "%s  %s\n", tag, fp.File.Path)
+		fmt.Fprintf(w, "%s  %s\n", tag, oneLine(fp.File.Path))
 		if fp.Err != nil {
 			fmt.Fprintf(w, "  left alone: %v\n", fp.Err)
 			failed = true
@@ -266,7 +285,7 @@ func printPlan(e *env, p *wire.Plan, verb string) (writes int, failed bool) {
 			}
 			fmt.Fprintf(w, "  %-7s %s", c.Action, name)
 			if c.Reason != "" {
-				fmt.Fprintf(w, ": %s", c.Reason)
+				fmt.Fprintf(w, ": %s", oneLine(c.Reason))
 			}
 			fmt.Fprintln(w)
 			if len(c.After) > 0 {
@@ -276,10 +295,16 @@ func printPlan(e *env, p *wire.Plan, verb string) (writes int, failed bool) {
 			if c.Action == wire.Refuse {
 				failed = true
 			}
+			if c.Action == wire.Skip && fp.File.NoWrap != "" && verb == "wrap" {
+				unwrappable++
+			}
 		}
 		if fp.Writes() {
 			writes++
 		}
+	}
+	if unwrappable > 0 {
+		fmt.Fprintf(w, "note: %d server(s) stay unprotected: mcpseal cannot wrap them where the client keeps them (see above); 'mcpseal status' counts them\n", unwrappable)
 	}
 	return writes, failed
 }

@@ -150,7 +150,13 @@ func TestStatusExitCodes(t *testing.T) {
 		code            int
 		out             string
 	}{
-		{"guard", `["run", "--name", "a", "--", "npx", "srv"]`, "", ExitOK, "every server found is protected"},
+		{"guard", `["run", "--name", "a", "--home", ` + jsonQuote(state) + `, "--", "npx", "srv"]`, "", ExitOK, "every server found is protected"},
+		{"no home", `["run", "--name", "a", "--", "npx", "srv"]`, "", ExitFailure, "a client that does not pass MCPSEAL_HOME on"},
+		{"home elsewhere", `["run", "--name", "a", "--home", "/elsewhere", "--", "npx", "srv"]`, "", ExitFailure, "its --home keeps the pins outside"},
+		{"relative home", `["run", "--name", "a", "--home", "rel", "--", "npx", "srv"]`, "", ExitFailure, "broken"},
+		{"other trusted keys", `["run", "--home", ` + jsonQuote(state) + `, "--lock-host-config", "/tmp/keys.json", "--", "npx"]`, "", ExitFailure, "its --lock-host-config names trusted keys"},
+		{"own policy", `["run", "--home", ` + jsonQuote(state) + `, "--policy", "/tmp/open.json", "--", "npx"]`, "", ExitOK, "its --policy replaces"},
+		{"home wins over env", `["run", "--home", ` + jsonQuote(state) + `, "--", "npx"]`, `, "env": {"MCPSEAL_HOME": "/elsewhere"}`, ExitOK, "protected"},
 		{"monitor", `["run", "--posture", "monitor", "--", "npx"]`, "", ExitFailure, "monitor-only"},
 		{"unknown flag", `["run", "--bogus", "--", "npx"]`, "", ExitFailure, "broken"},
 		{"missing dash", `["run", "--name", "a", "npx"]`, "", ExitFailure, "broken"},
