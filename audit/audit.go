@@ -128,9 +128,13 @@ type Event struct {
 	// Receipt is the SHA-256 of a provider's signed receipt (64 hex).
 	Receipt string `json:"receipt,omitempty"`
 	// Subject and Client are the authenticated caller's subject and client
-	// id (the team gateway), reduced to the safe character set; JTI is the
-	// SHA-256 of its access token's jti (64 hex). Never the token.
+	// id (the team gateway), reduced to the safe character set (with a
+	// digest of the value as sent when reducing changed it: see
+	// ReduceSubject); Issuer is its token's issuer (a subject is unique
+	// only within its issuer); JTI is the SHA-256 of its access token's
+	// jti (64 hex). Never the token.
 	Subject string `json:"subject,omitempty"`
+	Issuer  string `json:"issuer,omitempty"`
 	Client  string `json:"client,omitempty"`
 	JTI     string `json:"jti,omitempty"`
 	// Count counts things: definitions listed or withheld, changes, events.

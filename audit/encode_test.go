@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,8 +57,13 @@ func TestSubjectIsReducedAndJTIMustBeADigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Subject != "al_ice__b_" || e.Client != "c_li" {
+	// Reduced, with a digest of the value as sent: "c li" and "c_li" are
+	// two callers.
+	if !strings.HasPrefix(e.Subject, "al_ice__b_~") || !strings.HasPrefix(e.Client, "c_li~") || len(e.Client) != len("c_li~")+12 {
 		t.Fatalf("subject %q client %q", e.Subject, e.Client)
+	}
+	if same, _ := prepare(Event{Op: OpCall, Outcome: Allowed, Client: "c_li"}, 1, zeroHash); same.Client != "c_li" {
+		t.Fatalf("a client id already in the safe set was changed: %q", same.Client)
 	}
 	if _, err := prepare(Event{Op: OpCall, Outcome: Allowed, JTI: "the-raw-jti"}, 1, zeroHash); err == nil {
 		t.Fatal("a jti that is not a digest was accepted")

@@ -64,6 +64,7 @@ func prepare(e Event, seq int64, prev string) (Event, error) {
 	e.Code = reduce(e.Code, maxCodeLen, "")
 	e.Provider = reduce(e.Provider, maxCodeLen, "")
 	e.Subject = ReduceSubject(e.Subject)
+	e.Issuer = reduce(e.Issuer, maxIssuerLen, "")
 	e.Client = ReduceSubject(e.Client)
 	return e, nil
 }
@@ -74,7 +75,21 @@ const maxSubjectLen = 128
 // ReduceSubject is a caller's subject or client id as the log writes it:
 // ASCII letters, digits and _.:/~-@+, every other rune '_', at most 128.
 // Filters (audit tail --subject) compare reduced forms.
-func ReduceSubject(s string) string { return reduce(s, maxSubjectLen, "@+") }
+//
+// Reducing is not one to one ("alice smith" and "alice_smith"), so a value
+// that reducing would change, or that holds the "~" that marks the digest,
+// is written as its reduced start, "~" and the first 12 hex digits of the
+// SHA-256 of the value as sent: two callers are never written alike.
+func ReduceSubject(s string) string {
+	if s == "" || kept(s, maxSubjectLen, "@+") && !strings.Contains(s, "~") {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return reduce(s, maxSubjectLen-13, "@+") + "~" + hex.EncodeToString(sum[:6])
+}
+
+// maxIssuerLen bounds an issuer (a URL).
+const maxIssuerLen = 256
 
 // reduce keeps ASCII letters, digits, _.:/~- and the runes in extra,
 // replaces every other rune with '_' and cuts s to limit runes.
@@ -144,7 +159,7 @@ func appendLine(b []byte, e *Event) ([]byte, bool) {
 	if e.Anchor != nil || e.Time.Year() < 0 || e.Time.Year() > 9999 {
 		return nil, false
 	}
-	for _, s := range []string{string(e.Op), string(e.Outcome), e.Server, e.Label, e.Tool, e.Stage, e.Code, e.Provider, e.Digest, e.Contract, e.Receipt, e.Subject, e.Client, e.JTI, e.Prev} {
+	for _, s := range []string{string(e.Op), string(e.Outcome), e.Server, e.Label, e.Tool, e.Stage, e.Code, e.Provider, e.Digest, e.Contract, e.Receipt, e.Subject, e.Issuer, e.Client, e.JTI, e.Prev} {
 		if !plainString(s) {
 			return nil, false
 		}
@@ -163,7 +178,7 @@ func appendLine(b []byte, e *Event) ([]byte, bool) {
 	for _, f := range []struct{ name, v string }{
 		{"server", e.Server}, {"label", e.Label}, {"tool", e.Tool}, {"stage", e.Stage}, {"code", e.Code},
 		{"provider", e.Provider}, {"digest", e.Digest}, {"contract", e.Contract}, {"receipt", e.Receipt},
-		{"subject", e.Subject}, {"client", e.Client}, {"jti", e.JTI},
+		{"subject", e.Subject}, {"issuer", e.Issuer}, {"client", e.Client}, {"jti", e.JTI},
 	} {
 		if f.v != "" {
 			b = append(append(append(append(append(b, `,"`...), f.name...), `":"`...), f.v...), '"')

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -160,6 +161,13 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 	case jsonrpc.Notification:
 		if m.Method == methodInitialized && s.dropInitialized {
 			s.dropInitialized = false
+			return
+		}
+		if !strings.HasPrefix(m.Method, "notifications/") {
+			// A request without an id ("tools/call" as a notification):
+			// a JSON-RPC server runs a notification and only keeps its
+			// answer, so forwarding it would be a call no check saw.
+			s.log.Warn("client notification with a request method: not forwarded", "server", s.cfg.Identity.ID, "method", contract.SafeName(m.Method))
 			return
 		}
 		s.toServer(frame)

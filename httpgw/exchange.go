@@ -28,6 +28,10 @@ type exchange struct {
 	initialize bool
 	// filter, when set, rewrites the answer for the caller (auth.go).
 	filter func([]byte) []byte
+	// caller is the authenticated caller's key (oauth.Identity.Key), ""
+	// without authentication: in the 2026-07-28 session every caller
+	// shares, a caller's cancel reaches only its own requests.
+	caller string
 	// streamID names a legacy POST stream for Last-Event-ID; "" when the
 	// stream cannot be resumed (2026-07-28 has no resumption).
 	streamID string

@@ -219,7 +219,9 @@ type Gateway struct {
 	routes map[string]*route
 
 	mu       sync.Mutex
-	sessions map[string]*session // legacy sessions by Mcp-Session-Id
+	sessions map[string]*session            // legacy sessions by Mcp-Session-Id
+	reserved map[string]string              // the caller of each slot whose session is starting
+	profiles map[string]map[string]struct{} // profiles each caller brought into a route's shared session (profiles.go)
 	closed   bool
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -246,7 +248,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Posture == "" {
 		cfg.Posture = pin.Guard
 	}
-	gw := &Gateway{cfg: cfg, lim: cfg.Limits.withDefaults(), log: cfg.Logger, routes: make(map[string]*route), sessions: make(map[string]*session), stop: make(chan struct{})}
+	gw := &Gateway{cfg: cfg, lim: cfg.Limits.withDefaults(), log: cfg.Logger, routes: make(map[string]*route), sessions: make(map[string]*session), reserved: make(map[string]string), profiles: make(map[string]map[string]struct{}), stop: make(chan struct{})}
 	for _, name := range cfg.Routes.Names() {
 		rt, err := newRoute(gw, name, cfg.Routes.Routes[name])
 		if err != nil {
@@ -263,8 +265,12 @@ func (gw *Gateway) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{
 		Handler:           gw,
 		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(gw.log.Handler(), slog.LevelDebug),
+		// A keep-alive connection with no request is let go: on a network
+		// listener, peers could otherwise hold connections open for ever.
+		// (No ReadTimeout or WriteTimeout: event streams last.)
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(gw.log.Handler(), slog.LevelDebug),
 	}
 	gw.wg.Add(1)
 	go func() { defer gw.wg.Done(); gw.janitor() }()

@@ -77,7 +77,7 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 		gw.writeRefusal(w, r, rt.name, refuse(http.StatusBadGateway, ReasonBusy, "cannot start the route's server"))
 		return
 	}
-	if gw.cfg.Auth != nil && gw.identityCall(w, r, rt, m) {
+	if gw.cfg.Auth != nil && (gw.callerProfile(w, r, rt, m) || gw.identityCall(w, r, rt, m)) {
 		return
 	}
 	ex := newExchange(acceptJSON, acceptSSE)
@@ -85,6 +85,7 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 	ex.clientID = m.ID
 	if gw.cfg.Auth != nil {
 		ex.filter = gw.listingFilter(r, rt, m)
+		ex.caller = IdentityFrom(r.Context()).Key()
 	}
 	if f := s.send(ex, frame, m); f != nil {
 		gw.writeRefusal(w, r, rt.name, f)
@@ -169,7 +170,7 @@ var errTooManySessions = errors.New("too many sessions")
 // newLegacy opens a legacy session on rt.
 func (gw *Gateway) newLegacy(rt *route, who *oauth.Identity) (*session, error) {
 	gw.mu.Lock()
-	if gw.closed || len(gw.sessions) >= gw.lim.MaxSessions {
+	if gw.closed || len(gw.sessions) >= gw.lim.MaxSessions || gw.callerSessions(who.Key()) >= maxCallerSessions(gw.lim.MaxSessions, who) {
 		gw.mu.Unlock()
 		return nil, errTooManySessions
 	}
@@ -177,9 +178,11 @@ func (gw *Gateway) newLegacy(rt *route, who *oauth.Identity) (*session, error) {
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	gw.sessions[id] = nil // reserve the slot while the server starts
+	gw.reserved[id] = who.Key()
 	gw.mu.Unlock()
 	s, err := newSession(rt, id, false, who)
 	gw.mu.Lock()
+	delete(gw.reserved, id)
 	if err != nil || gw.closed {
 		delete(gw.sessions, id)
 	} else {
@@ -191,6 +194,29 @@ func (gw *Gateway) newLegacy(rt *route, who *oauth.Identity) (*session, error) {
 		return nil, errTooManySessions
 	}
 	return s, err
+}
+
+// maxCallerSessions is how many of the legacy sessions one authenticated
+// caller may hold: a quarter of them (at least one), so that one caller,
+// however low its privileges, cannot take every slot. Without
+// authentication there is one user, and no such share.
+func maxCallerSessions(limit int, who *oauth.Identity) int {
+	if who == nil {
+		return limit
+	}
+	return max(1, limit/4)
+}
+
+// callerSessions counts the legacy sessions open or starting for caller
+// (under gw.mu).
+func (gw *Gateway) callerSessions(caller string) int {
+	n := 0
+	for id, s := range gw.sessions {
+		if s != nil && s.owner == caller || s == nil && gw.reserved[id] == caller {
+			n++
+		}
+	}
+	return n
 }
 
 func (gw *Gateway) isClosed() bool {

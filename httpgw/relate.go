@@ -66,7 +66,7 @@ func (s *session) send(ex *exchange, frame []byte, m jsonrpc.Message) *refusal {
 		}
 	} else if s.modern && m.Method == "notifications/cancelled" {
 		var ok bool
-		if frame, ok = s.cancelled(frame, m); !ok {
+		if frame, ok = s.cancelled(frame, m, ex.caller); !ok {
 			return nil // a request this gateway cannot tell apart: dropped
 		}
 	}
@@ -77,11 +77,15 @@ func (s *session) send(ex *exchange, frame []byte, m jsonrpc.Message) *refusal {
 }
 
 // cancelled maps a modern client's notifications/cancelled to the
-// gateway id of the one request in flight with that id.
-func (s *session) cancelled(frame []byte, m jsonrpc.Message) ([]byte, bool) {
+// gateway id of the one request in flight with that id, among caller's
+// own (every caller's when nobody is authenticated).
+func (s *session) cancelled(frame []byte, m jsonrpc.Message, caller string) ([]byte, bool) {
 	rid := member(m.Params, "requestId")
 	var match string
 	for k, orig := range s.restore {
+		if ex := s.waiting[k]; ex == nil || ex.caller != caller {
+			continue
+		}
 		if jsonrpc.IDKey(orig) == jsonrpc.IDKey(rid) {
 			if match != "" {
 				return nil, false

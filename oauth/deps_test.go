@@ -11,5 +11,5 @@ import (
 // of the gateway, the gate or MCP.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "oauth", "policy", "contract", "canon", "internal/atomicfile")
+	depcheck.Only(t, "oauth", "policy", "contract", "canon", "jsonrpc", "internal/atomicfile")
 }

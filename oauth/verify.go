@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
 // MaxToken bounds a bearer token: real access tokens are 1–4 KiB; 16 KiB
@@ -217,6 +220,9 @@ func (v *Verifier) Verify(ctx context.Context, token, resource string) (*Identit
 		}
 		return nil, invalid(ReasonMalformed)
 	}
+	if !uniqueMembers(token) {
+		return nil, invalid(ReasonMalformed)
+	}
 	parsed, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
 		if strings.Contains(err.Error(), "algorithm") {
@@ -291,18 +297,18 @@ func (v *Verifier) check(is *issuerState, std jwt.Claims, all map[string]json.Ra
 			return nil, invalid(ReasonClaims)
 		}
 	}
-	if id.Scopes, bad = claimList(all, is.Claims.Scope); bad {
+	if id.Scopes, bad = claimList(all, is.Claims.Scope, true); bad {
 		return nil, invalid(ReasonClaims)
 	}
 	if id.Scopes == nil && is.Claims.Scope == "scope" {
-		if id.Scopes, bad = claimList(all, "scp"); bad {
+		if id.Scopes, bad = claimList(all, "scp", true); bad {
 			return nil, invalid(ReasonClaims)
 		}
 	}
-	if id.Groups, bad = claimList(all, is.Claims.Groups); bad {
+	if id.Groups, bad = claimList(all, is.Claims.Groups, false); bad {
 		return nil, invalid(ReasonClaims)
 	}
-	if id.Roles, bad = claimList(all, is.Claims.Roles); bad {
+	if id.Roles, bad = claimList(all, is.Claims.Roles, false); bad {
 		return nil, invalid(ReasonClaims)
 	}
 	for _, s := range v.cfg.Scopes {
@@ -360,16 +366,45 @@ func claimString(all map[string]json.RawMessage, path string) (string, bool) {
 	return s, false
 }
 
-// claimList reads a list claim: an array of strings, or one string of
-// space-separated values (the scope claim's RFC 8693 form).
-func claimList(all map[string]json.RawMessage, path string) ([]string, bool) {
+// uniqueMembers reports whether a compact JWS's header and payload are
+// JSON with no member name repeated at any depth: a claim sent twice is
+// read first-wins by one verifier and last-wins by another ("sub", "aud",
+// "groups"), so it is ambiguous, and refused.
+func uniqueMembers(token string) bool {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts[:2] {
+		b, err := base64.RawURLEncoding.DecodeString(p)
+		if err != nil || jsonrpc.CheckUnique(b) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// claimList reads a list claim: an array of strings, or one string. A
+// string is one value, except for a scope claim (spaced): the RFC 8693
+// form, values separated by spaces (U+0020 only). A group or role name
+// may hold a space; splitting "not admins" would make its holder one of
+// the admins.
+func claimList(all map[string]json.RawMessage, path string, spaced bool) ([]string, bool) {
 	raw, ok := claim(all, path)
 	if !ok {
 		return nil, false
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		l := strings.Fields(s)
+		if !spaced {
+			return []string{s}, len(s) > 1024
+		}
+		var l []string
+		for _, v := range strings.Split(s, " ") {
+			if v != "" {
+				l = append(l, v)
+			}
+		}
 		return l, len(l) > maxClaimItems
 	}
 	var l []string

@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -255,4 +256,24 @@ func TestFailingIssuerIsNotAskedPerRequest(t *testing.T) {
 	if n := ct.n.Load() - before; n > 1 {
 		t.Fatalf("%d requests to a failing issuer for 10 verifications; want at most 1", n)
 	}
+}
+
+// TestTokenWithARepeatedClaimIsRefused: a payload naming "sub" twice is
+// read one way here and maybe another by the next verifier in line.
+func TestTokenWithARepeatedClaimIsRefused(t *testing.T) {
+	t.Parallel()
+	as := testoauth.New()
+	defer as.Close()
+	v := verifier(t, as, oauth.Options{})
+	c := as.Claims(alice, "c", resource+"/mem")
+	good, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, kid := as.Key()
+	if _, f := v.Verify(context.Background(), testoauth.SignPayload(k, kid, good), resource+"/mem"); f != nil {
+		t.Fatalf("the same claims signed as bytes: %v", f)
+	}
+	twice := append([]byte(`{"sub":"mallory",`), good[1:]...)
+	wantRefused(t, v, testoauth.SignPayload(k, kid, twice), oauth.ReasonMalformed, 401)
 }

@@ -238,6 +238,12 @@ func (c *checker) subjects(in map[string]*subjectJSON, p *Policy) (map[string]*s
 		if sc.sub == nil && sc.groups == nil && sc.roles == nil && sc.scopes == nil && sc.clients == nil && sc.issuers == nil {
 			return nil, c.fail(path, "a subject class sets at least one of sub, groups, roles, scopes, client_ids, issuers")
 		}
+		if sc.sub != nil && sc.issuers == nil {
+			// A sub is unique only within its issuer (OpenID Connect Core
+			// 2): without issuers, "alice" of a partner IdP that auth.json
+			// also trusts would be this class's alice.
+			return nil, c.fail(path, "a subject class that names sub must name its issuers too: a sub is unique only within its issuer")
+		}
 		out[name] = sc
 	}
 	check := func(path string, r *rules) error {
@@ -267,10 +273,11 @@ func (c *checker) subjects(in map[string]*subjectJSON, p *Policy) (map[string]*s
 	return out, nil
 }
 
-// maxSubjectLimiters bounds the per-caller rate state: beyond it, idle
-// limiters are dropped (a dropped limiter starts full again, so the bound
-// costs at most one minute's allowance to a caller idle long enough to be
-// dropped).
+// maxSubjectLimiters bounds the per-caller rate state. Beyond it only
+// limiters that are full again are dropped (a dropped limiter starts full,
+// so dropping one that is not would hand its caller a new budget: a flood
+// of made-up tool names would reset a caller's used-up one), and while
+// none is, a call that needs a new limiter is refused.
 const maxSubjectLimiters = 65536
 
 // SubjectRates counts each caller's calls of each tool across sessions:
@@ -279,6 +286,9 @@ type SubjectRates struct {
 	mu  sync.Mutex
 	now func() time.Time
 	m   map[string]*subjectLimiter
+	// nextEvict: while the state is full and nothing could be dropped,
+	// the next look is not before this (a look walks every limiter).
+	nextEvict time.Time
 }
 
 type subjectLimiter struct {
@@ -306,8 +316,12 @@ func (r *SubjectRates) Allow(key string, perMinute int64) bool {
 	now := r.now()
 	sl := r.m[key]
 	if sl == nil {
-		if len(r.m) >= maxSubjectLimiters {
+		if len(r.m) >= maxSubjectLimiters && !now.Before(r.nextEvict) {
 			r.evict(now)
+			r.nextEvict = now.Add(time.Second)
+		}
+		if len(r.m) >= maxSubjectLimiters {
+			return false // fail closed: no budget can be kept for this call
 		}
 		sl = &subjectLimiter{l: rate.NewLimiter(rate.Limit(float64(perMinute)/60), int(perMinute))}
 		r.m[key] = sl
@@ -316,21 +330,12 @@ func (r *SubjectRates) Allow(key string, perMinute int64) bool {
 	return sl.l.AllowN(now, 1)
 }
 
-// evict drops the limiters idle for a minute or more (they are full again
-// by then), else the least recently used one.
+// evict drops the limiters that are full again: forgetting them changes
+// no caller's budget.
 func (r *SubjectRates) evict(now time.Time) {
-	var oldest string
-	var at time.Time
 	for k, sl := range r.m {
-		if now.Sub(sl.used) >= time.Minute {
+		if sl.l.TokensAt(now) >= float64(sl.l.Burst()) {
 			delete(r.m, k)
-			continue
 		}
-		if oldest == "" || sl.used.Before(at) {
-			oldest, at = k, sl.used
-		}
-	}
-	if len(r.m) >= maxSubjectLimiters {
-		delete(r.m, oldest)
 	}
 }

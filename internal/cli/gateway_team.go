@@ -220,8 +220,8 @@ func (ip *identityPolicy) record(ev httpgw.CallerEvent) {
 	if sink == nil {
 		return
 	}
-	subject, client, jti := auditIdentity(ev.Who)
-	a := audit.Event{Op: audit.OpCall, Outcome: audit.Allowed, Tool: ev.Tool, Code: "caller", Subject: subject, Client: client, JTI: jti}
+	subject, issuer, client, jti := auditIdentity(ev.Who)
+	a := audit.Event{Op: audit.OpCall, Outcome: audit.Allowed, Tool: ev.Tool, Code: "caller", Subject: subject, Issuer: issuer, Client: client, JTI: jti}
 	if ev.Reason != "" {
 		a.Outcome, a.Code = audit.Refused, ev.Reason
 	}
@@ -268,11 +268,11 @@ func (ip *identityPolicy) Call(route string, id *oauth.Identity, tool string) st
 }
 
 // auditIdentity is what the audit log records of a caller.
-func auditIdentity(id *oauth.Identity) (subject, client, jti string) {
+func auditIdentity(id *oauth.Identity) (subject, issuer, client, jti string) {
 	if id == nil {
-		return "", "", ""
+		return "", "", "", ""
 	}
 	// The audit log reduces them to its safe set as it writes (and audit
 	// tail --subject reduces its argument the same way).
-	return id.Subject, id.ClientID, strings.TrimPrefix(id.JTIDigest, "sha256:")
+	return id.Subject, id.Issuer, id.ClientID, strings.TrimPrefix(id.JTIDigest, "sha256:")
 }

@@ -83,7 +83,7 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 		}
 		logger.Warn("audit log unavailable: decisions are not recorded", "err", err)
 	} else {
-		sink.subject, sink.client, sink.jti = auditIdentity(s.who)
+		sink.subject, sink.issuer, sink.client, sink.jti = auditIdentity(s.who)
 		g.closers = append(g.closers, sink.close)
 	}
 	if pol != nil {

@@ -41,7 +41,7 @@ type auditSink struct {
 	required bool
 	broken   atomic.Bool
 	// subject, client and jti name the caller of a team gateway session.
-	subject, client, jti string
+	subject, issuer, client, jti string
 }
 
 // openAudit opens $MCPSEAL_HOME/audit with the policy's settings (p may
@@ -112,7 +112,7 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*au
 func (a *auditSink) record(ev audit.Event) {
 	ev.Server, ev.Label = a.id.ID, a.id.Label
 	if a.subject != "" {
-		ev.Subject, ev.Client, ev.JTI = a.subject, a.client, a.jti
+		ev.Subject, ev.Issuer, ev.Client, ev.JTI = a.subject, a.issuer, a.client, a.jti
 	}
 	select {
 	case a.ch <- ev:

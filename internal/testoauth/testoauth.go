@@ -166,6 +166,24 @@ func sign(k jose.SigningKey, o *jose.SignerOptions, claims map[string]any) strin
 	return tok
 }
 
+// SignPayload signs payload bytes exactly as given (ES256, under kid):
+// for tokens no claims map can express, such as a repeated claim.
+func SignPayload(key *ecdsa.PrivateKey, kid string, payload []byte) string {
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid))
+	if err != nil {
+		panic(err)
+	}
+	obj, err := sig.Sign(payload)
+	if err != nil {
+		panic(err)
+	}
+	tok, err := obj.CompactSerialize()
+	if err != nil {
+		panic(err)
+	}
+	return tok
+}
+
 // Mint signs claims with the current key.
 func (s *Server) Mint(claims map[string]any) string {
 	k, kid := s.Key()
