@@ -20,11 +20,27 @@ import (
 //	-ldflags "-X github.com/mcpseal/mcpseal/internal/version.version=0.3.0
 //	          -X github.com/mcpseal/mcpseal/internal/version.commit=<40 hex>"
 //
+// and the release public key it pins for verify-release (the base64 blob
+// of an ssh-ed25519 key, no spaces, so that -X carries it unquoted):
+//
+//	-X github.com/mcpseal/mcpseal/internal/version.releaseKey=AAAAC3NzaC1lZDI1NTE5…
+//
 // They are unexported so that nothing but the linker sets them.
 var (
-	version string
-	commit  string
+	version    string
+	commit     string
+	releaseKey string
 )
+
+// ReleaseKey returns the release public key this binary pins, as an
+// authorized_keys line ("ssh-ed25519 AAAA…"), or "" when it pins none (a
+// build scripts/release did not make).
+func ReleaseKey() string {
+	if releaseKey == "" {
+		return ""
+	}
+	return "ssh-ed25519 " + releaseKey
+}
 
 // Module is one module compiled into the binary.
 type Module struct {
