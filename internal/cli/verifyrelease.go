@@ -133,4 +133,3 @@ func artifactDigest(path string) (string, error) {
 	defer f.Close()
 	return release.Digest(f)
 }
-
