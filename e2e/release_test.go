@@ -237,6 +237,10 @@ func TestRelease(t *testing.T) {
 		t.Parallel()
 		testNPMPackages(t, r)
 	})
+	t.Run("NPXFromRegistry", func(t *testing.T) {
+		t.Parallel()
+		testNPXFromRegistry(t, r)
+	})
 }
 
 func testSBOM(t *testing.T, r *releaseSet) {
@@ -566,7 +570,9 @@ func testNPMPackages(t *testing.T, r *releaseSet) {
 	// twice: the first session pins, the second verifies.
 	memEnv := append(env, "MEMORY_FILE_PATH="+filepath.Join(t.TempDir(), "memory.jsonl"))
 	argv := append([]string{"npx", "--offline", "--prefix", prefix, "mcpseal", "run", "--name", "memory", "--"}, referenceServer("server-memory")...)
-	for i, flags := range [][]string{{"--call", "read_graph"}, nil} {
+	// npx starts npm before the launcher: on a loaded 2-core machine the
+	// first connect can take longer than the client's default 20 s.
+	for i, flags := range [][]string{{"--call", "read_graph", "--timeout", "50000"}, {"--timeout", "50000"}} {
 		sum, stderr := tsSession(t, memEnv, flags, argv...)
 		sum.wantOK(t, "npx session "+jsonInt(i+1), stderr)
 		if !strings.Contains(strings.Join(sum.Tools, " "), "read_graph") {

@@ -50,6 +50,37 @@ func (t Target) npmCPU() string {
 // NPMPackage is the platform package's name for t: "@mcpseal/linux-x64".
 func (t Target) NPMPackage() string { return "@mcpseal/" + t.npmOS() + "-" + t.npmCPU() }
 
+// The package.json files, members in npm's usual order (maps are written
+// with sorted keys, so the files are the same on every build).
+type repoJSON struct {
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+var repo = repoJSON{Type: "git", URL: repository}
+
+type platformJSON struct {
+	Name            string   `json:"name"`
+	Version         string   `json:"version"`
+	Description     string   `json:"description"`
+	Repository      repoJSON `json:"repository"`
+	OS              []string `json:"os"`
+	CPU             []string `json:"cpu"`
+	Files           []string `json:"files"`
+	PreferUnplugged bool     `json:"preferUnplugged"`
+}
+
+type launcherJSON struct {
+	Name        string            `json:"name"`
+	Version     string            `json:"version"`
+	Description string            `json:"description"`
+	Repository  repoJSON          `json:"repository"`
+	Bin         map[string]string `json:"bin"`
+	Files       []string          `json:"files"`
+	Engines     map[string]string `json:"engines"`
+	Optional    map[string]string `json:"optionalDependencies"`
+}
+
 type npmBinary struct {
 	Package string `json:"package"`
 	Path    string `json:"path"`
@@ -66,7 +97,7 @@ type npmDigests struct {
 // `npm pack` and returns the tarballs (file name -> bytes).
 func npmPackages(ctx context.Context, version string, binaries map[Target][]byte, readme []byte, work string) (map[string][]byte, error) {
 	dig := npmDigests{Format: digestsFormat, Version: version, Binaries: map[string]npmBinary{}}
-	optional := object{}
+	optional := map[string]string{}
 	var dirs []string
 	targets := make([]Target, 0, len(binaries))
 	for t := range binaries {
@@ -83,13 +114,11 @@ func npmPackages(ctx context.Context, version string, binaries map[Target][]byte
 		if err := os.WriteFile(filepath.Join(dir, exe), binaries[t], 0o755); err != nil {
 			return nil, err
 		}
-		pj := object{
-			{"name", name}, {"version", version},
-			{"description", fmt.Sprintf("The mcpseal binary for %s %s; installed by the mcpseal package", t.npmOS(), t.npmCPU())},
-			{"repository", object{{"type", "git"}, {"url", repository}}},
-			{"os", []string{t.npmOS()}}, {"cpu", []string{t.npmCPU()}},
-			{"files", []string{"bin/"}},
-			{"preferUnplugged", true},
+		pj := platformJSON{
+			Name: name, Version: version,
+			Description: fmt.Sprintf("The mcpseal binary for %s %s; installed by the mcpseal package", t.npmOS(), t.npmCPU()),
+			Repository:  repo, OS: []string{t.npmOS()}, CPU: []string{t.npmCPU()},
+			Files: []string{"bin/"}, PreferUnplugged: true,
 		}
 		if err := writeJSONFile(filepath.Join(dir, "package.json"), pj); err != nil {
 			return nil, err
@@ -102,7 +131,7 @@ func npmPackages(ctx context.Context, version string, binaries map[Target][]byte
 			return nil, err
 		}
 		dig.Binaries[t.npmOS()+"-"+t.npmCPU()] = npmBinary{Package: name, Path: exe, SHA256: d}
-		optional = append(optional, kv{name, version})
+		optional[name] = version
 		dirs = append(dirs, dir)
 	}
 	dir := filepath.Join(work, "mcpseal")
@@ -118,14 +147,14 @@ func npmPackages(ctx context.Context, version string, binaries map[Target][]byte
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), readme, 0o644); err != nil {
 		return nil, err
 	}
-	pj := object{
-		{"name", "mcpseal"}, {"version", version},
-		{"description", "Pin and gate the MCP servers your clients run"},
-		{"repository", object{{"type", "git"}, {"url", repository}}},
-		{"bin", object{{"mcpseal", "bin/mcpseal.js"}}},
-		{"files", []string{"bin/", "digests.json"}},
-		{"engines", object{{"node", ">=18"}}},
-		{"optionalDependencies", optional},
+	pj := launcherJSON{
+		Name: "mcpseal", Version: version,
+		Description: "Pin and gate the MCP servers your clients run",
+		Repository:  repo,
+		Bin:         map[string]string{"mcpseal": "bin/mcpseal.js"},
+		Files:       []string{"bin/", "digests.json"},
+		Engines:     map[string]string{"node": ">=18"},
+		Optional:    optional,
 	}
 	if err := writeJSONFile(filepath.Join(dir, "package.json"), pj); err != nil {
 		return nil, err
@@ -171,35 +200,6 @@ func npmPack(ctx context.Context, dir, dest, work string) (string, error) {
 		return "", fmt.Errorf("npm pack %s printed an unexpected result", filepath.Base(dir))
 	}
 	return res[0].Filename, nil
-}
-
-type kv struct {
-	k string
-	v any
-}
-
-// object is a JSON object that keeps its member order, so that package
-// files read the way npm's own do and are the same every time.
-type object []kv
-
-func (o object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.k)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := json.Marshal(m.v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }
 
 func writeJSONFile(path string, v any) error {
