@@ -46,6 +46,20 @@ func Main(args []string, stderr io.Writer) int {
 }
 
 func run(version, out, targetList, keyFile string, stderr io.Writer) error {
+	if !ValidVersion(version) {
+		return fmt.Errorf("version %q is not a plain semver version such as 0.3.0", version)
+	}
+	ts := AllTargets
+	if targetList != "" {
+		ts = nil
+		for _, s := range strings.Split(targetList, ",") {
+			t, err := ParseTarget(strings.TrimSpace(s))
+			if err != nil {
+				return err
+			}
+			ts = append(ts, t)
+		}
+	}
 	if keyFile == "" {
 		keyFile = os.Getenv(KeyEnv)
 	}
@@ -80,17 +94,6 @@ func run(version, out, targetList, keyFile string, stderr io.Writer) error {
 	secs, err := strconv.ParseInt(when, 10, 64)
 	if err != nil {
 		return fmt.Errorf("commit time %q: %w", when, err)
-	}
-	ts := AllTargets
-	if targetList != "" {
-		ts = nil
-		for _, s := range strings.Split(targetList, ",") {
-			t, err := ParseTarget(strings.TrimSpace(s))
-			if err != nil {
-				return err
-			}
-			ts = append(ts, t)
-		}
 	}
 	if out == "" {
 		out = filepath.Join(repo, "dist", version)
