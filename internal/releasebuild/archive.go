@@ -67,10 +67,10 @@ func tarOf(files []file, mtime time.Time) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// gzipped compresses data with no name, no time and the best compression.
+// gzipped compresses data with no name, no time and the default compression level.
 func gzipped(data []byte) ([]byte, error) {
 	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func tarGz(files []file, mtime time.Time) ([]byte, error) {
 func zipArchive(files []file, mtime time.Time) ([]byte, error) {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
-	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestCompression) })
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.DefaultCompression) })
 	for _, f := range sortFiles(files) {
 		h := &zip.FileHeader{Name: f.name, Method: zip.Deflate, Modified: mtime.UTC()}
 		h.SetMode(f.mode)
