@@ -29,10 +29,13 @@ function fail(msg, hint) {
   process.exit(EXIT_REFUSED);
 }
 
+// A package.json or digests.json is a few hundred bytes; 1 MiB is plenty.
+const MAX_JSON = 1 << 20;
+
 function readJSON(file) {
-  const text = fs.readFileSync(file, "utf8");
-  if (text.length > 1 << 20) throw new Error("too large");
-  return JSON.parse(text);
+  const st = fs.statSync(file);
+  if (!st.isFile() || st.size > MAX_JSON) throw new Error("not a small regular file");
+  return JSON.parse(fs.readFileSync(file, "utf8"));
 }
 
 function main() {
