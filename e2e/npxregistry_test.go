@@ -46,7 +46,7 @@ func testNPXFromRegistry(t *testing.T, r *releaseSet) {
 			for _, f := range tarballs {
 				if f == file {
 					w.Header().Set("Content-Type", "application/octet-stream")
-					w.Write(readFile(t, r.path(f)))
+					w.Write(readBytes(t, r.path(f)))
 					return
 				}
 			}
@@ -59,7 +59,7 @@ func testNPXFromRegistry(t *testing.T, r *releaseSet) {
 			http.NotFound(w, req)
 			return
 		}
-		tgz := readFile(t, r.path(file))
+		tgz := readBytes(t, r.path(file))
 		var manifest map[string]any
 		if err := json.Unmarshal(untarFile(t, tgz, "package/package.json"), &manifest); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)

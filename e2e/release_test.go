@@ -79,7 +79,7 @@ func buildRelease(t *testing.T) *releaseSet {
 	}
 	tmp := t.TempDir()
 	r.key = filepath.Join(tmp, "release-key")
-	writeFile(t, r.key, priv, 0o600)
+	writeBytes(t, r.key, priv, 0o600)
 	// releasebuild.Build runs in its own process, built without the race
 	// detector: compressing the archives under -race takes minutes.
 	r.tool = filepath.Join(tmp, "testrelease")
@@ -173,7 +173,7 @@ func untarFile(t *testing.T, data []byte, name string) []byte {
 	}
 }
 
-func readFile(t *testing.T, path string) []byte {
+func readBytes(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -182,7 +182,7 @@ func readFile(t *testing.T, path string) []byte {
 	return b
 }
 
-func writeFile(t *testing.T, path string, data []byte, perm os.FileMode) {
+func writeBytes(t *testing.T, path string, data []byte, perm os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, data, perm); err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestRelease(t *testing.T) {
 		again := filepath.Join(t.TempDir(), "again")
 		names := r.build(t, again)
 		for _, n := range names {
-			if !bytes.Equal(readFile(t, r.path(n)), readFile(t, filepath.Join(again, n))) {
+			if !bytes.Equal(readBytes(t, r.path(n)), readBytes(t, filepath.Join(again, n))) {
 				t.Errorf("%s differs between two builds of the same commit", n)
 			}
 		}
@@ -213,7 +213,7 @@ func TestRelease(t *testing.T) {
 	t.Run("VersionStamped", func(t *testing.T) {
 		t.Parallel()
 		bin := filepath.Join(t.TempDir(), "mcpseal")
-		writeFile(t, bin, untarFile(t, readFile(t, r.archive()), "mcpseal"), 0o755)
+		writeBytes(t, bin, untarFile(t, readBytes(t, r.archive()), "mcpseal"), 0o755)
 		out, stderr, code := runIn(t, "", environ(t, home(t)), 20*time.Second, bin, "version", "--json")
 		wantExit(t, "version --json", code, 0)
 		var v struct {
@@ -276,9 +276,9 @@ func testSBOM(t *testing.T, r *releaseSet) {
 			PURL                string `json:"purl"`
 		} `json:"components"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(readFile(t, r.path("mcpseal_"+releaseVersion+"_sbom.cdx.json"))))
+	dec := json.NewDecoder(bytes.NewReader(readBytes(t, r.path("mcpseal_"+releaseVersion+"_sbom.cdx.json"))))
 	dec.DisallowUnknownFields()
-	if err := json.Unmarshal(readFile(t, r.path("mcpseal_"+releaseVersion+"_sbom.cdx.json")), &doc); err != nil {
+	if err := json.Unmarshal(readBytes(t, r.path("mcpseal_"+releaseVersion+"_sbom.cdx.json")), &doc); err != nil {
 		t.Fatal(err)
 	}
 	if doc.BOMFormat != "CycloneDX" || doc.SpecVersion != "1.5" || doc.Metadata.Component.Name != "mcpseal" || doc.Metadata.Component.Version != releaseVersion {
@@ -293,7 +293,7 @@ func testSBOM(t *testing.T, r *releaseSet) {
 	}
 	// The modules go version -m reports for the released binary.
 	bin := filepath.Join(t.TempDir(), "mcpseal")
-	writeFile(t, bin, untarFile(t, readFile(t, r.archive()), "mcpseal"), 0o755)
+	writeBytes(t, bin, untarFile(t, readBytes(t, r.archive()), "mcpseal"), 0o755)
 	out, err := exec.Command("go", "version", "-m", bin).Output()
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +316,7 @@ func testSBOM(t *testing.T, r *releaseSet) {
 func testReleaseSignature(t *testing.T, r *releaseSet) {
 	dir := t.TempDir()
 	for _, n := range []string{"SHA256SUMS", "SHA256SUMS.sig", filepath.Base(r.archive())} {
-		writeFile(t, filepath.Join(dir, n), readFile(t, r.path(n)), 0o644)
+		writeBytes(t, filepath.Join(dir, n), readBytes(t, r.path(n)), 0o644)
 	}
 	sums, sig := filepath.Join(dir, "SHA256SUMS"), filepath.Join(dir, "SHA256SUMS.sig")
 	h := home(t)
@@ -346,9 +346,9 @@ func testReleaseSignature(t *testing.T, r *releaseSet) {
 			t.Fatal("ssh-keygen is not on PATH (openssh-client)")
 		}
 		allowed := filepath.Join(t.TempDir(), "allowed_signers")
-		writeFile(t, allowed, []byte("release "+r.pub+"\n"), 0o644)
+		writeBytes(t, allowed, []byte("release "+r.pub+"\n"), 0o644)
 		cmd := exec.Command(keygen, "-Y", "verify", "-f", allowed, "-I", "release", "-n", "mcpseal-release", "-s", sig)
-		cmd.Stdin = bytes.NewReader(readFile(t, sums))
+		cmd.Stdin = bytes.NewReader(readBytes(t, sums))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("ssh-keygen -Y verify: %v\n%s", err, out)
 		}
@@ -361,11 +361,11 @@ func testReleaseSignature(t *testing.T, r *releaseSet) {
 	t.Run("TamperedArchive", func(t *testing.T) {
 		d := t.TempDir()
 		for _, n := range []string{"SHA256SUMS", "SHA256SUMS.sig"} {
-			writeFile(t, filepath.Join(d, n), readFile(t, filepath.Join(dir, n)), 0o644)
+			writeBytes(t, filepath.Join(d, n), readBytes(t, filepath.Join(dir, n)), 0o644)
 		}
-		a := readFile(t, r.archive())
+		a := readBytes(t, r.archive())
 		a[len(a)/2] ^= 1
-		writeFile(t, filepath.Join(d, filepath.Base(r.archive())), a, 0o644)
+		writeBytes(t, filepath.Join(d, filepath.Base(r.archive())), a, 0o644)
 		out, stderr, code := mcpseal(t, h, "verify-release", filepath.Join(d, "SHA256SUMS"), filepath.Join(d, "SHA256SUMS.sig"), "--key", r.pub)
 		if code != 1 || !strings.Contains(out, "MISMATCH "+filepath.Base(r.archive())) || !strings.Contains(stderr, "do not use them") {
 			t.Errorf("exit %d\n%s%s", code, out, stderr)
@@ -373,19 +373,19 @@ func testReleaseSignature(t *testing.T, r *releaseSet) {
 	})
 	t.Run("TamperedSums", func(t *testing.T) {
 		d := t.TempDir()
-		writeFile(t, filepath.Join(d, "SHA256SUMS.sig"), readFile(t, sig), 0o644)
-		a := readFile(t, r.archive())
+		writeBytes(t, filepath.Join(d, "SHA256SUMS.sig"), readBytes(t, sig), 0o644)
+		a := readBytes(t, r.archive())
 		a[len(a)/2] ^= 1
-		writeFile(t, filepath.Join(d, filepath.Base(r.archive())), a, 0o644)
+		writeBytes(t, filepath.Join(d, filepath.Base(r.archive())), a, 0o644)
 		// The attacker lists the altered archive's digest.
 		got, _ := exec.Command("sha256sum", filepath.Join(d, filepath.Base(r.archive()))).Output()
-		lines := strings.Split(string(readFile(t, sums)), "\n")
+		lines := strings.Split(string(readBytes(t, sums)), "\n")
 		for i, l := range lines {
 			if strings.HasSuffix(l, "  "+filepath.Base(r.archive())) {
 				lines[i] = strings.Fields(string(got))[0] + "  " + filepath.Base(r.archive())
 			}
 		}
-		writeFile(t, filepath.Join(d, "SHA256SUMS"), []byte(strings.Join(lines, "\n")), 0o644)
+		writeBytes(t, filepath.Join(d, "SHA256SUMS"), []byte(strings.Join(lines, "\n")), 0o644)
 		out, stderr, code := mcpseal(t, h, "verify-release", filepath.Join(d, "SHA256SUMS"), filepath.Join(d, "SHA256SUMS.sig"), "--key", r.pub)
 		if code != 1 || !strings.Contains(stderr, "not a valid signature") || strings.Contains(out, "ok ") {
 			t.Errorf("exit %d\n%s%s", code, out, stderr)
@@ -404,12 +404,12 @@ func testReleaseSignature(t *testing.T, r *releaseSet) {
 	t.Run("LockSignatureReplayedAsRelease", func(t *testing.T) {
 		// A signature the release key made for another namespace (a lock
 		// manifest) never passes as a release's.
-		other, err := sshsig.Sign(r.signer, lock.SignatureNamespace, readFile(t, sums))
+		other, err := sshsig.Sign(r.signer, lock.SignatureNamespace, readBytes(t, sums))
 		if err != nil {
 			t.Fatal(err)
 		}
 		forged := filepath.Join(t.TempDir(), "SHA256SUMS.sig")
-		writeFile(t, forged, []byte(other), 0o644)
+		writeBytes(t, forged, []byte(other), 0o644)
 		_, stderr, code := mcpseal(t, h, "verify-release", sums, forged, "--key", r.pub)
 		if code != 1 || !strings.Contains(stderr, "not a valid signature") {
 			t.Errorf("exit %d\n%s", code, stderr)
@@ -419,7 +419,7 @@ func testReleaseSignature(t *testing.T, r *releaseSet) {
 
 func testReleaseImage(t *testing.T, r *releaseSet) {
 	dir := t.TempDir()
-	tr := tar.NewReader(bytes.NewReader(readFile(t, r.path("mcpseal_"+releaseVersion+"_image_oci.tar"))))
+	tr := tar.NewReader(bytes.NewReader(readBytes(t, r.path("mcpseal_"+releaseVersion+"_image_oci.tar"))))
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -442,7 +442,7 @@ func testReleaseImage(t *testing.T, r *releaseSet) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, p, b, 0o644)
+		writeBytes(t, p, b, 0o644)
 	}
 	lp, err := layout.FromPath(dir)
 	if err != nil {
@@ -457,7 +457,7 @@ func testReleaseImage(t *testing.T, r *releaseSet) {
 		t.Fatalf("layout index: %v, %+v", err, om)
 	}
 	// SHA256SUMS records the image's digest: that of the index artifact.
-	if want := "sha256:" + sha256hex(readFile(t, r.path("mcpseal_"+releaseVersion+"_image.index.json"))); om.Manifests[0].Digest.String() != want {
+	if want := "sha256:" + sha256hex(readBytes(t, r.path("mcpseal_"+releaseVersion+"_image.index.json"))); om.Manifests[0].Digest.String() != want {
 		t.Errorf("the layout's image is %s; the index artifact's digest is %s", om.Manifests[0].Digest, want)
 	}
 	ii, err := outer.ImageIndex(om.Manifests[0].Digest)
@@ -521,7 +521,7 @@ func testReleaseImage(t *testing.T, r *releaseSet) {
 	}
 	// The binary from the layer runs, as the image would run it.
 	bin := filepath.Join(t.TempDir(), "mcpseal")
-	writeFile(t, bin, binary, 0o755)
+	writeBytes(t, bin, binary, 0o755)
 	out, stderr, code := runIn(t, "", environ(t, home(t)), 20*time.Second, bin, "version")
 	if code != 0 || !strings.HasPrefix(out, "mcpseal "+releaseVersion+" ") {
 		t.Errorf("the image's binary: exit %d\n%s%s", code, out, stderr)
@@ -551,7 +551,7 @@ func testNPMPackages(t *testing.T, r *releaseSet) {
 	launcherTgz := r.path("mcpseal-" + releaseVersion + ".tgz")
 	platformTgz := r.path("mcpseal-" + strings.TrimPrefix(r.target.NPMPackage(), "@mcpseal/") + "-" + releaseVersion + ".tgz")
 	for _, tgz := range []string{launcherTgz, platformTgz} {
-		pj := untarFile(t, readFile(t, tgz), "package/package.json")
+		pj := untarFile(t, readBytes(t, tgz), "package/package.json")
 		var p struct {
 			Name                 string            `json:"name"`
 			Version              string            `json:"version"`
@@ -606,12 +606,12 @@ func testNPMPackages(t *testing.T, r *releaseSet) {
 
 	// Attacks on the installed packages.
 	binPath := filepath.Join(prefix, "node_modules", filepath.FromSlash(r.target.NPMPackage()), "bin", "mcpseal")
-	good := readFile(t, binPath)
+	good := readBytes(t, binPath)
 	t.Run("TamperedPlatformBinary", func(t *testing.T) {
 		bad := bytes.Clone(good)
 		bad[len(bad)/2] ^= 1
-		writeFile(t, binPath, bad, 0o755)
-		defer writeFile(t, binPath, good, 0o755)
+		writeBytes(t, binPath, bad, 0o755)
+		defer writeBytes(t, binPath, good, 0o755)
 		out, stderr, code := runIn(t, prefix, env, 60*time.Second, "npx", "--offline", "mcpseal", "version")
 		if code != 7 || out != "" || !strings.Contains(stderr, "does not match the SHA-256 recorded in mcpseal "+releaseVersion) {
 			t.Errorf("tampered binary: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
@@ -621,9 +621,9 @@ func testNPMPackages(t *testing.T, r *releaseSet) {
 		// Another release's platform package (its own version, its own
 		// binary) in place of this one's.
 		pjPath := filepath.Join(filepath.Dir(filepath.Dir(binPath)), "package.json")
-		pj := readFile(t, pjPath)
-		writeFile(t, pjPath, bytes.Replace(pj, []byte(`"version": "`+releaseVersion+`"`), []byte(`"version": "0.2.9"`), 1), 0o644)
-		defer writeFile(t, pjPath, pj, 0o644)
+		pj := readBytes(t, pjPath)
+		writeBytes(t, pjPath, bytes.Replace(pj, []byte(`"version": "`+releaseVersion+`"`), []byte(`"version": "0.2.9"`), 1), 0o644)
+		defer writeBytes(t, pjPath, pj, 0o644)
 		out, stderr, code := runIn(t, prefix, env, 60*time.Second, "npx", "--offline", "mcpseal", "version")
 		if code != 7 || out != "" || !strings.Contains(stderr, "is not version "+releaseVersion) {
 			t.Errorf("swapped package: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
