@@ -29,6 +29,15 @@
 //   - conformance_test.go: the official MCP conformance suite
 //     (e2e/conformance, Node 22 from the npm package node@22) directly and
 //     through the gateway; every check passing directly must pass through.
+//   - release_test.go: a real release for this platform built with
+//     internal/releasebuild (what scripts/release runs): reproducibility
+//     (two builds, identical files), the stamped version, the signed
+//     SHA256SUMS (mcpseal verify-release, ssh-keygen -Y verify, sha256sum
+//     -c; tampered archive, tampered sums, wrong key, a replayed lock
+//     signature), the SBOM against go version -m, the container image's
+//     layer run, and the npm packages installed offline and run with npx,
+//     behind the TypeScript SDK client, with a tampered and a swapped
+//     platform package refused.
 //   - harness_test.go: the same clients against the same servers without
 //     mcpseal, so a failure in the other files points at the proxy and not
 //     at the harness.

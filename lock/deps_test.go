@@ -10,5 +10,5 @@ import (
 // commands build on it, never the other way round.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "lock", "contract", "canon", "pkgpin", "internal/atomicfile")
+	depcheck.Only(t, "lock", "contract", "canon", "pkgpin", "sshsig", "internal/atomicfile")
 }

@@ -10,5 +10,5 @@ import (
 // commands build on it, never the other way round.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "mcpconfig", "canon", "internal/atomicfile")
+	depcheck.Only(t, "mcpconfig", "canon", "internal/atomicfile", "internal/launchline")
 }

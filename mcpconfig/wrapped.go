@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpseal/mcpseal/internal/launchline"
 )
 
 // Wrapper is what a server's entry says about mcpseal when mcpseal
@@ -20,17 +22,19 @@ type Wrapper struct {
 // folder unchanged), and what the wrapper says. An entry that is not
 // wrapped is returned as it is, with a nil Wrapper. Values are read as
 // written (before expansion); the command's base name must be mcpseal
-// (or mcpseal.exe).
+// (or mcpseal.exe), or the command is npx -y mcpseal@VERSION (package
+// launchline; an npx launch of mcpseal without an exact version is an
+// error).
 func (s *Server) Unwrap() (Server, *Wrapper, error) {
-	base := s.Command
-	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
-		base = base[i+1:]
-	}
-	if strings.TrimSuffix(strings.ToLower(base), ".exe") != "mcpseal" || len(s.Args) == 0 || s.Args[0] != "run" {
+	ll, ok := launchline.Split(s.Command, s.Args, "")
+	if !ok || len(s.Args) <= ll.Offset || s.Args[ll.Offset] != "run" {
 		return *s, nil, nil
 	}
+	if ll.Err != nil {
+		return Server{}, nil, fmt.Errorf("server %q: %w", s.Name, ll.Err)
+	}
 	w := &Wrapper{}
-	args := s.Args[1:]
+	args := s.Args[ll.Offset+1:]
 	dash := slices.Index(args, "--")
 	if dash < 0 || dash == len(args)-1 {
 		return Server{}, nil, fmt.Errorf("server %q runs mcpseal run without a server command after --", s.Name)

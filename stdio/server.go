@@ -34,12 +34,18 @@ func StartChild(argv, env []string, dir string) (Server, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no server command")
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookPath(argv[0])
 	if err != nil {
-		return nil, fmt.Errorf("cannot find server command %q: %w", argv[0], errors.Unwrap(err))
+		if u := errors.Unwrap(err); u != nil {
+			err = u
+		}
+		return nil, fmt.Errorf("cannot find server command %q: %w", argv[0], err)
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: dir}
 	isolate(cmd)
+	if err := prepareShim(cmd); err != nil {
+		return nil, err
+	}
 	in, out, errOut, err := startChild(cmd)
 	if err != nil {
 		return nil, err

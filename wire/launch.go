@@ -2,8 +2,9 @@ package wire
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
+
+	"github.com/mcpseal/mcpseal/internal/launchline"
 )
 
 // RunLine is an `mcpseal run` launch line as the run command reads it.
@@ -48,36 +49,32 @@ type Launch struct {
 	Wrapped bool
 	// Line is the parsed run line; valid when Err is nil.
 	Line RunLine
-	// Err is why mcpseal would refuse the line.
+	// Err is why mcpseal would refuse the line (or why an npx launch of
+	// mcpseal is not counted: no exact version, an unread shape).
 	Err error
+	// NPX is the mcpseal version of an npx -y mcpseal@VERSION launch.
+	NPX string
 	// dash is the index in args of the "--" before the server command, or -1.
 	dash int
 }
 
 // isMcpseal reports whether command names an mcpseal binary: self, or any
 // file whose base name is mcpseal.
-func isMcpseal(command, self string) bool {
-	if command == "" {
-		return false
-	}
-	if self != "" && filepath.Clean(command) == filepath.Clean(self) {
-		return true
-	}
-	base := command
-	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
-		base = base[i+1:]
-	}
-	base = strings.ToLower(base)
-	return base == "mcpseal" || base == "mcpseal.exe"
-}
+func isMcpseal(command, self string) bool { return launchline.IsBinary(command, self) }
 
-// readLaunch reads a stdio entry's launch line.
+// readLaunch reads a stdio entry's launch line: mcpseal's binary, or
+// npx -y mcpseal@VERSION (package launchline).
 func readLaunch(command string, args []string, self string, run RunSyntax) Launch {
-	if !isMcpseal(command, self) || len(args) == 0 || args[0] != "run" {
+	ll, ok := launchline.Split(command, args, self)
+	if !ok || len(args) <= ll.Offset || args[ll.Offset] != "run" {
 		return Launch{dash: -1}
 	}
-	l := Launch{Wrapped: true, dash: -1}
-	line, err := run.Parse(args[1:])
+	l := Launch{Wrapped: true, dash: -1, NPX: ll.NPX}
+	if ll.Err != nil {
+		l.Err = ll.Err
+		return l
+	}
+	line, err := run.Parse(args[ll.Offset+1:])
 	if err != nil {
 		l.Err = err
 		return l
@@ -85,7 +82,7 @@ func readLaunch(command string, args []string, self string, run RunSyntax) Launc
 	l.Line = line
 	if line.URL == "" {
 		l.dash = len(args) - len(line.Argv) - 1
-		if l.dash < 1 || args[l.dash] != "--" {
+		if l.dash < ll.Offset+1 || args[l.dash] != "--" {
 			l.Err = errors.New("the server command does not follow --")
 		}
 	}

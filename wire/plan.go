@@ -236,7 +236,7 @@ func (p *Plan) wrapEntry(f File, de *docEntry) *Change {
 					why = append(why, "points at an mcpseal that is gone")
 				}
 			}
-			if ok, _ := isThisBinary(de.Command, de.Env, o.Self); !ok && c.newCommand != o.Self {
+			if ok, _ := isThisBinary(de.Command, de.Env, o.Self); !ok && c.newCommand != o.Self && l.NPX == "" {
 				c.newCommand = o.Self
 				why = append(why, "points at this mcpseal, not another file named mcpseal")
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
+	"github.com/mcpseal/mcpseal/internal/launchline"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,7 +67,7 @@ func ReadApproved(path string) ([]Approved, error) {
 		switch e.Kind {
 		case Stdio:
 			a.Command, a.Args = e.Command, e.Args
-			if isMcpseal(e.Command, "") {
+			if _, ok := launchline.Split(e.Command, e.Args, ""); ok {
 				return nil, fmt.Errorf("server %q is already wrapped: list the original command, policy wraps it", e.Name)
 			}
 		case Remote:
@@ -108,6 +109,17 @@ type PolicyOptions struct {
 	Self string
 	// Lock is the absolute path of the organisation's lock on them.
 	Lock string
+	// NPX, when set, is the mcpseal version the launch lines run through
+	// npx ("npx -y mcpseal@0.3.0 run …") instead of the binary at Self.
+	NPX string
+}
+
+// launcher is the command and leading arguments that start mcpseal.
+func (o PolicyOptions) launcher() []string {
+	if o.NPX != "" {
+		return append([]string{"npx"}, launchline.NPXArgs(o.NPX)...)
+	}
+	return []string{o.Self}
 }
 
 // ErrRelativePath refuses a path a policy would compare or read on other
@@ -130,12 +142,17 @@ func (a Approved) launch(o PolicyOptions) []string {
 		args = append(append(args, "--"), a.Command)
 		args = append(args, a.Args...)
 	}
-	return append([]string{o.Self}, args...)
+	return append(o.launcher(), args...)
 }
 
 // Policies returns the files for one product: name -> content.
 func Policies(product string, approved []Approved, o PolicyOptions) (map[string][]byte, error) {
-	if !filepath.IsAbs(o.Self) {
+	switch {
+	case o.NPX != "":
+		if !launchline.ValidVersion(o.NPX) {
+			return nil, fmt.Errorf("npx version %q is not an exact release version such as 0.3.0: a policy never lets the registry decide what runs", o.NPX)
+		}
+	case !filepath.IsAbs(o.Self):
 		return nil, fmt.Errorf("the mcpseal path %w", ErrRelativePath)
 	}
 	if o.Lock != "" && !filepath.IsAbs(o.Lock) {
@@ -283,7 +300,7 @@ func cursorPolicy(approved []Approved, o PolicyOptions) map[string][]byte {
 		fmt.Fprintf(&b, "%s\n", shellLine(a.launch(o)))
 	}
 	b.WriteString("#\n# Or one entry that requires mcpseal for every server; with a lock, the\n# lock is then the approved catalogue:\n")
-	wild := []string{o.Self, "run", "--name", "*"}
+	wild := append(o.launcher(), "run", "--name", "*")
 	if o.Lock != "" {
 		wild = append(wild, "--lock", o.Lock)
 	}

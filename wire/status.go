@@ -136,7 +136,10 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 			return s
 		}
 	}
-	if ok, why := isThisBinary(e.Command, e.Env, o.Self); !ok {
+	// An npx launch names a release by exact version, whose binary the
+	// npm launcher checks against the digest recorded in that release
+	// (docs/release.md); it is not this file and cannot be compared.
+	if ok, why := isThisBinary(e.Command, e.Env, o.Self); !ok && l.NPX == "" {
 		// A file named mcpseal proves nothing: a project or a plugin may
 		// ship its own.
 		s.State, s.Reason = NotWrapped, "names an mcpseal that is not this one: "+why+" (run 'mcpseal wrap' to point it at this one)"

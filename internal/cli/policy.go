@@ -18,6 +18,7 @@ type policyFlags struct {
 	lock    string
 	out     string
 	mcpseal string
+	npx     string
 }
 
 func newPolicyCmd(e *env) *cobra.Command {
@@ -41,10 +42,13 @@ approved.json lists the servers in the mcpServers shape. Environment
 variables are forwarded by name only; their values are never written, and a
 remote server with headers is refused. --lock must be an absolute path: the
 policy runs on other machines. The launch lines name this mcpseal's path,
-or --mcpseal PATH when the managed machines keep it elsewhere. Nothing is
-installed: deploy the files with your device management.`,
+or --mcpseal PATH when the managed machines keep it elsewhere, or with
+--npx VERSION run it as "npx -y mcpseal@VERSION run ..." (an exact version:
+the launcher checks its binary's SHA-256). Nothing is installed: deploy the
+files with your device management.`,
 		Example: `  mcpseal policy all --config approved.json --lock /etc/mcpseal/mcpseal.lock
-  mcpseal policy codex --config approved.json --mcpseal /usr/local/bin/mcpseal --out /tmp/policy`,
+  mcpseal policy codex --config approved.json --mcpseal /usr/local/bin/mcpseal --out /tmp/policy
+  mcpseal policy claude-code --config approved.json --npx 0.3.0`,
 		Args: exactArgs(1, "one product: claude-code, vscode, codex, cursor or all"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPolicy(e, args[0], f)
@@ -55,6 +59,7 @@ installed: deploy the files with your device management.`,
 	fl.StringVar(&f.lock, "lock", "", "the organisation's lock on the managed machines (absolute `PATH`)")
 	fl.StringVar(&f.out, "out", "mcpseal-policy", "write the files under `DIR`/<product>/")
 	fl.StringVar(&f.mcpseal, "mcpseal", "", "mcpseal's absolute `PATH` on the managed machines (default: this binary)")
+	fl.StringVar(&f.npx, "npx", "", "launch mcpseal as 'npx -y mcpseal@`VERSION`' instead of a binary path")
 	return cmd
 }
 
@@ -72,7 +77,11 @@ func runPolicy(e *env, product string, f policyFlags) error {
 		return &usageError{fmt.Errorf("--lock %w", wire.ErrRelativePath)}
 	}
 	self := f.mcpseal
-	if self == "" {
+	if f.npx != "" {
+		if self != "" {
+			return &usageError{errors.New("--npx and --mcpseal name two launchers: give one")}
+		}
+	} else if self == "" {
 		p, err := selfPath()
 		if err != nil {
 			return err
@@ -85,7 +94,7 @@ func runPolicy(e *env, product string, f policyFlags) error {
 	if err != nil {
 		return err
 	}
-	o := wire.PolicyOptions{Self: self, Lock: f.lock}
+	o := wire.PolicyOptions{Self: self, Lock: f.lock, NPX: f.npx}
 	for _, p := range products {
 		files, err := wire.Policies(p, approved, o)
 		if err != nil {
