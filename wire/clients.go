@@ -81,9 +81,19 @@ func UserFiles(e Env) []File {
 		claudeCode = filepath.Join(e.claudeDir(), ".claude.json")
 	}
 	codex := e.codexDir()
+	claudeFile := File{Client: "claude-code", Path: claudeCode, Shape: ShapeClaudeCode}
+	if d := e.getenv("CLAUDE_CONFIG_DIR"); d != "" && !filepath.IsAbs(d) {
+		// Claude Code reads it from the folder it runs in, which status
+		// cannot know: never read the default in its place.
+		claudeFile = indexError("claude-code", claudeCode, "", "CLAUDE_CONFIG_DIR is not an absolute path: mcpseal cannot tell which folder Claude Code reads")
+	}
+	codexFile := File{Client: "codex", Path: filepath.Join(codex, "config.toml"), Shape: ShapeCodex}
+	if d := e.getenv("CODEX_HOME"); d != "" && !filepath.IsAbs(d) {
+		codexFile = indexError("codex", filepath.Join(codex, "config.toml"), "", "CODEX_HOME is not an absolute path: mcpseal cannot tell which folder Codex reads")
+	}
 	return []File{
 		{Client: "claude-desktop", Path: filepath.Join(e.appData(), "Claude", "claude_desktop_config.json"), Shape: ShapeMCPServers},
-		{Client: "claude-code", Path: claudeCode, Shape: ShapeClaudeCode},
+		claudeFile,
 		{Client: "cursor", Path: filepath.Join(e.Home, ".cursor", "mcp.json"), Shape: ShapeMCPServers},
 		{Client: "vscode", Path: filepath.Join(code, "mcp.json"), Shape: ShapeVSCode},
 		{Client: "windsurf", Path: filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json"), Shape: ShapeMCPServers},
@@ -91,7 +101,7 @@ func UserFiles(e Env) []File {
 		{Client: "cline", Path: filepath.Join(e.Home, ".cline", "data", "settings", "cline_mcp_settings.json"), Shape: ShapeMCPServers},
 		e.geminiSettings(),
 		{Client: "zed", Path: zed, Shape: ShapeZed},
-		{Client: "codex", Path: filepath.Join(codex, "config.toml"), Shape: ShapeCodex},
+		codexFile,
 	}
 }
 

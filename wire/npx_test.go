@@ -9,8 +9,11 @@ import (
 
 // The npx form of a launch line, `npx -y mcpseal@VERSION run …`, is read
 // like the binary's: status counts it, wrap keeps it (adding a missing
-// --lock before the server command), unwrap restores the server, and an
-// npx launch without an exact version is never counted as protection.
+// --lock before the server command), unwrap restores the server. Status
+// never counts it as protection: npx resolves mcpseal@VERSION from the
+// folder the client starts it in first (a project's node_modules or
+// .npmrc can supply another program), so it is baseline-outside; an npx
+// launch without an exact version is broken.
 
 func oneEntry(t *testing.T, entry string) File {
 	t.Helper()
@@ -28,10 +31,10 @@ func TestStatusNPXLaunch(t *testing.T) {
 		want        State
 		lock        string
 	}{
-		{"pinned", `{"command": "npx", "args": ["-y", "mcpseal@0.3.0", "run", "--name", "m", "--", "npx", "-y", "@modelcontextprotocol/server-memory"]}`, Protected, ""},
-		{"pinned with lock", `{"command": "npx", "args": ["--yes", "mcpseal@0.3.0", "run", "--lock", "/etc/l.lock", "--", "srv"]}`, Protected, "/etc/l.lock"},
-		{"windows npx.cmd", `{"command": "C:\\Program Files\\nodejs\\npx.cmd", "args": ["-y", "mcpseal@0.3.0", "run", "--", "srv"]}`, Protected, ""},
-		{"monitor", `{"command": "npx", "args": ["-y", "mcpseal@0.3.0", "run", "--posture", "monitor", "--", "srv"]}`, MonitorOnly, ""},
+		{"pinned", `{"command": "npx", "args": ["-y", "mcpseal@0.3.0", "run", "--name", "m", "--", "npx", "-y", "@modelcontextprotocol/server-memory"]}`, BaselineOutside, ""},
+		{"pinned with lock", `{"command": "npx", "args": ["--yes", "mcpseal@0.3.0", "run", "--lock", "/etc/l.lock", "--", "srv"]}`, BaselineOutside, "/etc/l.lock"},
+		{"windows npx.cmd", `{"command": "C:\\Program Files\\nodejs\\npx.cmd", "args": ["-y", "mcpseal@0.3.0", "run", "--", "srv"]}`, BaselineOutside, ""},
+		{"monitor", `{"command": "npx", "args": ["-y", "mcpseal@0.3.0", "run", "--posture", "monitor", "--", "srv"]}`, BaselineOutside, ""},
 		{"UnpinnedNPXLatest", `{"command": "npx", "args": ["-y", "mcpseal@latest", "run", "--", "srv"]}`, Broken, ""},
 		{"UnpinnedNPXNoVersion", `{"command": "npx", "args": ["-y", "mcpseal", "run", "--", "srv"]}`, Broken, ""},
 		{"NPXPackageSwap", `{"command": "npx", "args": ["-y", "--package=evil@1.0.0", "mcpseal@0.3.0", "run", "--", "srv"]}`, Broken, ""},
@@ -113,7 +116,7 @@ func TestPolicyNPXForm(t *testing.T) {
 		t.Fatalf("%d servers in the policy, %d approved", len(r.Servers), len(approved))
 	}
 	for _, s := range r.Servers {
-		if s.State != Protected || s.Lock != o.Lock {
+		if s.State != BaselineOutside || s.Lock != o.Lock {
 			t.Errorf("%s: %s (%s), lock %q", s.Name, s.State, s.Reason, s.Lock)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // State is how well a server is covered.
@@ -145,6 +147,14 @@ func serverStatus(f File, e *Entry, o Options) ServerStatus {
 		s.State, s.Reason = NotWrapped, "names an mcpseal that is not this one: "+why+" (run 'mcpseal wrap' to point it at this one)"
 		return s
 	}
+	if l.NPX != "" {
+		// npx resolves mcpseal@X from the folder the client starts the
+		// server in before the registry: a project's node_modules/mcpseal
+		// (or its .npmrc registry) supplies another program, and the
+		// launcher's digest check with it.
+		s.State, s.Reason = BaselineOutside, "npx resolves mcpseal@"+l.NPX+" from the folder the client starts it in (a project's node_modules or .npmrc can supply another); status cannot vouch for it: name this binary instead"
+		return s
+	}
 	if st, why := stateHome(e, l.Line, o); st != "" {
 		s.State, s.Reason = st, why
 		return s
@@ -221,5 +231,24 @@ func trustEnv(env map[string]string) string {
 			return k
 		}
 	}
+	// The dynamic loader's and Node's variables run someone's code in
+	// mcpseal (a cgo build) or in the npm launcher before mcpseal's own
+	// checks: LD_PRELOAD, DYLD_INSERT_LIBRARIES, NODE_OPTIONS=--require,
+	// npm_config_registry.
+	for _, k := range sortedEnvKeys(env) {
+		u := strings.ToUpper(k)
+		if strings.HasPrefix(u, "LD_") || strings.HasPrefix(u, "DYLD_") || strings.HasPrefix(u, "NPM_CONFIG_") || u == "NODE_OPTIONS" || u == "NODE_PATH" {
+			return k
+		}
+	}
 	return ""
+}
+
+func sortedEnvKeys(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -103,7 +103,10 @@ func Resolve(name, path, pathext string, isFile func(string) bool) (string, erro
 	}
 	for _, dir := range strings.Split(path, ";") {
 		dir = strings.Trim(strings.TrimSpace(dir), `"`)
-		if dir == "" || dir == "." {
+		if !absWindows(dir) {
+			// ".", ".\\", "node_modules\\.bin", "..\\tools", "" are read
+			// from the folder the server starts in: a planted npx.cmd
+			// there would win.
 			continue
 		}
 		for _, c := range candidates(join(dir, name), exts) {
@@ -113,6 +116,15 @@ func Resolve(name, path, pathext string, isFile func(string) bool) (string, erro
 		}
 	}
 	return "", fmt.Errorf("%q: not found in PATH", name)
+}
+
+// absWindows reports whether dir is an absolute Windows path: a drive
+// letter and a separator (C:\\x, C:/x), or a UNC path (\\\\host\\share).
+func absWindows(dir string) bool {
+	if len(dir) >= 3 && (dir[0]|0x20) >= 'a' && (dir[0]|0x20) <= 'z' && dir[1] == ':' && (dir[2] == '\\' || dir[2] == '/') {
+		return true
+	}
+	return len(dir) >= 3 && (dir[:2] == `\\` || dir[:2] == "//") && dir[2] != '\\' && dir[2] != '/'
 }
 
 // CmdExe is the cmd.exe that runs shims: the one in the system folder,
