@@ -31,6 +31,9 @@ type event struct {
 	ID     string    `json:"id"`
 	Record *string   `json:"record"`
 	Prev   string    `json:"prev"`
+	// By names who approved (approve events only; absent otherwise and
+	// in chains written before it existed).
+	By string `json:"by,omitempty"`
 }
 
 // encode returns the event's line, without the newline. It fails only for
@@ -115,11 +118,17 @@ func (e *event) check() error {
 			return fmt.Errorf("%s event without a record digest", e.Op)
 		}
 	case opForget:
+		if e.By != "" {
+			return fmt.Errorf("forget event with an approver")
+		}
 		if e.Record != nil {
 			return fmt.Errorf("forget event with a record digest")
 		}
 	default:
 		return fmt.Errorf("unknown operation")
+	}
+	if e.By != "" && (e.Op != opApprove || checkBy(e.By) != nil) {
+		return fmt.Errorf("%s event with an invalid approver", e.Op)
 	}
 	return nil
 }
