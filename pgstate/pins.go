@@ -172,4 +172,3 @@ func (t *pinTxn) Close() {
 	}
 	_ = t.tx.Rollback(t.ctx)
 }
-

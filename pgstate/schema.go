@@ -3,7 +3,6 @@ package pgstate
 import (
 	"context"
 	"fmt"
-
 )
 
 // migrations are the schema's versions: migrations[i] takes it from
@@ -75,4 +74,3 @@ func Migrate(ctx context.Context, dsn string) (from, to int, err error) {
 	}
 	return from, len(migrations), nil
 }
-
