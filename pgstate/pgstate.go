@@ -47,6 +47,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,13 +73,20 @@ type Options struct {
 	Timeout time.Duration
 	// MaxConns bounds the pool.
 	MaxConns int32
+	// Lazy makes Open succeed when the database cannot be reached: the
+	// schema is then checked by the first call that reaches it, and every
+	// call fails until one does. A long-running gateway starts during a
+	// database outage this way, holding every session, and recovers by
+	// itself. A schema Open can read and refuses is refused all the same.
+	Lazy bool
 }
 
 // A DB is mcpseal's state in one PostgreSQL database.
 type DB struct {
 	pool    *pgxpool.Pool
 	timeout time.Duration
-	name    string // Redact of the connection string
+	ready   atomic.Bool // the schema was checked
+	name    string      // Redact of the connection string
 }
 
 // IsURL reports whether state names a PostgreSQL database (a postgres://
@@ -152,6 +160,9 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	v, err := d.version(ctx, d.pool)
+	if err != nil && o.Lazy {
+		return d, nil
+	}
 	if err == nil {
 		err = checkVersion(v)
 	}
@@ -159,7 +170,24 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 		d.Close()
 		return nil, err
 	}
+	d.ready.Store(true)
 	return d, nil
+}
+
+// check checks the schema once, for a DB opened lazily.
+func (d *DB) check(ctx context.Context) error {
+	if d.ready.Load() {
+		return nil
+	}
+	v, err := d.version(ctx, d.pool)
+	if err != nil {
+		return err
+	}
+	if err := checkVersion(v); err != nil {
+		return err
+	}
+	d.ready.Store(true)
+	return nil
 }
 
 // Close closes the pool.

@@ -32,6 +32,10 @@ func (b pinBackend) Begin(exclusive bool) (pin.Txn, error) {
 	if exclusive {
 		opts = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 	}
+	if err := d.check(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
 	tx, err := d.pool.BeginTx(ctx, opts)
 	if err != nil {
 		cancel()

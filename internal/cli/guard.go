@@ -32,6 +32,10 @@ type hostSpec struct {
 	// subject-restricted tools from everyone).
 	who             *oauth.Identity
 	identityChecked bool
+	// pins is the pin store when the caller opened it (the gateway);
+	// else state names the database (--state), "" for $MCPSEAL_HOME.
+	pins  *pin.Store
+	state string
 }
 
 // hostGuard is the host's decisions for one server beyond its pin: the
@@ -100,6 +104,14 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 		}
 		sink.record(ev)
 		g.hooks = composeHooks(sink.hooks(), g.hooks)
+	}
+	if g.baseline == nil && s.pins != nil {
+		g.baseline = s.pins
+	}
+	if g.baseline == nil {
+		if err := g.useStateDB(e, s.state, logger); err != nil {
+			return nil, err
+		}
 	}
 	if g.baseline == nil {
 		home, err := pin.DefaultHome(e.getenv)

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,8 +49,10 @@ type Cluster struct {
 }
 
 var (
-	shared  *Cluster
-	dbCount atomic.Int64
+	shared     *Cluster
+	sharedErr  error
+	sharedOnce sync.Once
+	dbCount    atomic.Int64
 )
 
 // password is the superuser's, shared by every cluster of this process.
@@ -70,20 +73,33 @@ func Main(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "pgtest: hint: install PostgreSQL (apt-get install postgresql) or set MCPSEAL_TEST_PGBIN")
 		os.Exit(1)
 	}
-	shared = c
+	sharedOnce.Do(func() { shared = c })
 	code := m.Run()
-	c.remove()
+	Stop()
 	os.Exit(code)
 }
 
 // DSN creates a fresh database in the shared cluster and returns its
-// connection string (without the password).
+// connection string (without the password). Without Main, the first call
+// starts the cluster; the test binary's TestMain then calls Stop.
 func DSN(t testing.TB) string {
 	t.Helper()
-	if shared == nil {
-		t.Fatal("pgtest: no cluster; call pgtest.Main from TestMain")
+	sharedOnce.Do(func() {
+		os.Setenv("PGPASSWORD", password)
+		shared, sharedErr = start()
+	})
+	if sharedErr != nil {
+		t.Fatalf("pgtest: %v", sharedErr)
 	}
 	return shared.CreateDB(t)
+}
+
+// Stop removes the shared cluster, if one was started.
+func Stop() {
+	sharedOnce.Do(func() {})
+	if shared != nil {
+		shared.remove()
+	}
 }
 
 // New starts a cluster of the test's own, removed when it ends.
