@@ -86,6 +86,7 @@ type DB struct {
 	pool    *pgxpool.Pool
 	timeout time.Duration
 	ready   atomic.Bool // the schema was checked
+	watch   *watcher    // nil unless Watch was called
 	name    string      // Redact of the connection string
 }
 
@@ -190,8 +191,14 @@ func (d *DB) check(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the pool.
-func (d *DB) Close() { d.pool.Close() }
+// Close stops watching and closes the pool.
+func (d *DB) Close() {
+	if d.watch != nil {
+		d.watch.stop()
+		<-d.watch.done
+	}
+	d.pool.Close()
+}
 
 // Name returns the database's redacted connection string.
 func (d *DB) Name() string { return d.name }

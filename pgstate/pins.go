@@ -25,6 +25,15 @@ func (d *DB) Pins() *pin.Store { return pin.OpenBackend(pinBackend{d}) }
 
 type pinBackend struct{ d *DB }
 
+// Generation implements pin.Watcher: 0 until Watch is called, after which
+// notifications and polls move it.
+func (b pinBackend) Generation(id string) uint64 {
+	if b.d.watch == nil {
+		return 0
+	}
+	return b.d.watch.Generation(id)
+}
+
 func (b pinBackend) Begin(exclusive bool) (pin.Txn, error) {
 	d := b.d
 	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)

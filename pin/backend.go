@@ -130,3 +130,20 @@ func checkBy(by string) error {
 	}
 	return nil
 }
+
+// A Watcher is a Backend that others change too and that knows, without
+// I/O, when server id's state may have changed: see Store.Generation.
+type Watcher interface {
+	Generation(id string) uint64
+}
+
+// Generation returns a number that moves whenever server id's pin state
+// may have changed elsewhere (gate.PinWatcher): the backend's, when it is
+// a Watcher; 0, always, for the file store, whose changes are this
+// machine's own.
+func (s *Store) Generation(id string) uint64 {
+	if w, ok := s.db.(Watcher); ok {
+		return w.Generation(id)
+	}
+	return 0
+}

@@ -135,6 +135,7 @@ func (g *hostGuard) useStateDB(e *env, state string, logger *slog.Logger) error 
 		g.baseline = heldStore{err}
 		return nil
 	}
+	db.Watch(logger)
 	g.closers = append(g.closers, func() error { db.Close(); return nil })
 	g.baseline = db.Pins()
 	return nil
@@ -165,5 +166,6 @@ func gatewayStore(e *env, state string, logger *slog.Logger) (*pin.Store, func()
 		return nil, nil, err
 	}
 	logger.Info("state database", "state", db.Name())
+	db.Watch(logger)
 	return db.Pins(), db.Close, nil
 }
