@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -356,5 +357,102 @@ func TestFleetReplicaKilledMidPin(t *testing.T) {
 	t.Logf("the killed replica had pinned %d of %d servers", pinned, n)
 	if got := ops(events(t, dsn)); len(got) != n {
 		t.Fatalf("events %v, want one pin per server", got)
+	}
+}
+
+// waitAudit waits until the database's audit log holds at least n events
+// of operation op.
+func waitAudit(t *testing.T, dsn, op string, n int) {
+	t.Helper()
+	var got int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		rows := query(t, dsn, `SELECT count(*) FROM mcpseal_audit_events WHERE convert_from(line, 'UTF8')::jsonb->>'op' = $1`, op)
+		c, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = c; got >= n {
+			return
+		}
+	}
+	t.Fatalf("the audit log holds %d %s events, want %d", got, op, n)
+}
+
+// TestFleetAuditOneChain: every replica's decisions land in one chain in
+// the database, which audit verify --state checks whole; a row deleted by
+// hand fails it.
+func TestFleetAuditOneChain(t *testing.T) {
+	t.Parallel()
+	file := t.TempDir() + "/defs.json"
+	baseDefs().write(t, file)
+	gs, dsn := fleet(t, 3, sdkRoute(file))
+	var wg sync.WaitGroup
+	for _, g := range gs {
+		wg.Go(func() {
+			cs, err := g.connect("sdk", legacy)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			useSession(t, cs, []string{"add", "echo"})
+			cs.Close()
+		})
+	}
+	wg.Wait()
+	waitAudit(t, dsn, "call", 3)
+	out, errOut, code := mcpseal(t, home(t), "audit", "verify", "--state", dsn)
+	if code != 0 || !strings.Contains(out, "audit log ok") {
+		t.Fatalf("audit verify --state: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = mcpseal(t, home(t), "audit", "tail", "--json", "--state", dsn)
+	var tail struct {
+		Events []struct {
+			Op   string `json:"op"`
+			Tool string `json:"tool"`
+		} `json:"events"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &tail) != nil || len(tail.Events) == 0 {
+		t.Fatalf("audit tail --state: exit %d\n%s%s", code, out, errOut)
+	}
+	query(t, dsn, `DELETE FROM mcpseal_audit_events WHERE seq = 2`).Close()
+	if out, errOut, code := mcpseal(t, home(t), "audit", "verify", "--state", dsn); code != 1 || !strings.Contains(out, "missing or out of order") {
+		t.Fatalf("audit verify --state after a deleted row: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestFleetAuditRequiredFailsClosed: under a policy that requires the
+// audit log, a call is refused once the database can no longer record
+// it, exactly as when the files cannot be written.
+func TestFleetAuditRequiredFailsClosed(t *testing.T) {
+	t.Parallel()
+	cl := pgtest.New(t)
+	dsn := cl.CreateDB(t)
+	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", dsn); code != 0 {
+		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	policy := dir + "/policy.json"
+	if err := os.WriteFile(policy, []byte(`{"version": 1, "audit": {"required": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := dir + "/defs.json"
+	baseDefs().write(t, file)
+	g := startGateway(t, home(t), sdkRoute(file), "--state", dsn, "--policy", policy)
+	cs, err := g.connect("sdk", legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	useSession(t, cs, []string{"add", "echo"})
+	waitAudit(t, dsn, "call", 1)
+	cl.Stop()
+	var callErr error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, callErr = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); callErr != nil {
+			break
+		}
+	}
+	data := wantSDKError(t, callErr, -32009) // codePolicy: the host policy refused the call
+	if data.Reason != "audit-unavailable" {
+		t.Fatalf("refusal reason %q, want audit-unavailable", data.Reason)
 	}
 }

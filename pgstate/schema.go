@@ -21,6 +21,16 @@ var migrations = []string{
 		id text PRIMARY KEY,
 		at timestamptz NOT NULL
 	);`,
+	// 2: the audit log, one chain for every replica (see audit.go).
+	`CREATE TABLE mcpseal_audit_events (
+		seq  bigint PRIMARY KEY CHECK (seq > 0),
+		line bytea NOT NULL
+	);
+	CREATE TABLE mcpseal_audit_head (
+		one  boolean PRIMARY KEY DEFAULT true CHECK (one),
+		seq  bigint NOT NULL,
+		hash text NOT NULL
+	);`,
 }
 
 // Version is the schema version this binary writes and reads.

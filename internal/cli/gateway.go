@@ -159,7 +159,7 @@ func runGateway(e *env, f gatewayFlags) error {
 			pol = f.policy
 		}
 		g, err := buildGuard(e, hostSpec{id: id, name: spec.Name, argv: spec.Command, url: spec.URL,
-			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != "", pins: store}, logger.With("route", route))
+			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != "", pins: store, state: f.state}, logger.With("route", route))
 		if err != nil {
 			return httpgw.Guard{}, err
 		}

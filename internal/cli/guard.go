@@ -80,7 +80,7 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 	if err != nil {
 		return nil, exitWith(ExitRefused, withHint(fmt.Errorf("host policy: %w", err), "check it with 'mcpseal policy-check'"))
 	}
-	sink, err := openAudit(e, pol, s.id, logger)
+	sink, err := openAudit(e, pol, s.id, logger, s.state)
 	if err != nil {
 		if pol != nil && pol.Audit().Required {
 			return nil, exitWith(ExitRefused, withHint(fmt.Errorf("audit log: %w", err), "the host policy requires the audit log"))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -129,16 +130,44 @@ func (g *hostGuard) useStateDB(e *env, state string, logger *slog.Logger) error 
 	if err != nil || url == "" {
 		return err
 	}
-	db, err := openStateDB(url, true)
+	db, err := sharedStateDB(url, logger)
 	if err != nil {
 		logger.Error("state database unusable: every session is held", "state", pgstate.Redact(url), "err", err)
 		g.baseline = heldStore{err}
 		return nil
 	}
-	db.Watch(logger)
-	g.closers = append(g.closers, func() error { db.Close(); return nil })
 	g.baseline = db.Pins()
 	return nil
+}
+
+// stateDBs are the state databases this process opened for its sessions
+// (the gateway's, run's), one per URL: every session shares its pool and
+// its watcher. They live as long as the process.
+var stateDBs struct {
+	mu sync.Mutex
+	m  map[string]*pgstate.DB
+}
+
+// sharedStateDB opens the state database url names once per process,
+// lazily (a database down at start holds every check until it returns),
+// and follows its changes.
+func sharedStateDB(url string, logger *slog.Logger) (*pgstate.DB, error) {
+	stateDBs.mu.Lock()
+	defer stateDBs.mu.Unlock()
+	if db := stateDBs.m[url]; db != nil {
+		return db, nil
+	}
+	db, err := openStateDB(url, true)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("state database", "state", db.Name())
+	db.Watch(logger)
+	if stateDBs.m == nil {
+		stateDBs.m = map[string]*pgstate.DB{}
+	}
+	stateDBs.m[url] = db
+	return db, nil
 }
 
 // gatewayStore opens the gateway's pin store: the state database, else
@@ -161,11 +190,9 @@ func gatewayStore(e *env, state string, logger *slog.Logger) (*pin.Store, func()
 		}
 		return store, func() {}, nil
 	}
-	db, err := openStateDB(url, true)
+	db, err := sharedStateDB(url, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	logger.Info("state database", "state", db.Name())
-	db.Watch(logger)
-	return db.Pins(), db.Close, nil
+	return db.Pins(), func() {}, nil
 }

@@ -134,7 +134,7 @@ func (c *Cluster) CreateDB(t testing.TB) string {
 		t.Fatalf("pgtest: %v", err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name+" STRATEGY FILE_COPY"); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	return c.URL(name)
