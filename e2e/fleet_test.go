@@ -456,3 +456,34 @@ func TestFleetAuditRequiredFailsClosed(t *testing.T) {
 		t.Fatalf("refusal reason %q, want audit-unavailable", data.Reason)
 	}
 }
+
+// TestFleetForeignSessionGets404: a legacy session lives on the replica
+// whose child serves it (a command route); a request carrying its
+// Mcp-Session-Id that lands on another replica gets the spec's 404, so
+// the client initializes again (docs/fleet.md: legacy sessions need
+// affinity).
+func TestFleetForeignSessionGets404(t *testing.T) {
+	t.Parallel()
+	file := t.TempDir() + "/defs.json"
+	baseDefs().write(t, file)
+	gs, _ := fleet(t, 2, sdkRoute(file))
+	cs, err := gs[0].connect("sdk", legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.ID()
+	if sid == "" {
+		t.Fatal("the legacy session has no Mcp-Session-Id")
+	}
+	status, body, err := gs[1].rawPostTo("sdk", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != 404 {
+		t.Fatalf("a foreign replica answered %d %s, want 404", status, body)
+	}
+	// The session still works where it lives.
+	if _, err := toolNames(t, cs); err != nil {
+		t.Fatal(err)
+	}
+}
