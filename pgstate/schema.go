@@ -31,6 +31,18 @@ var migrations = []string{
 		seq  bigint NOT NULL,
 		hash text NOT NULL
 	);`,
+	// 3: lock manifest sequences and transparency log checkpoints.
+	`CREATE TABLE mcpseal_lock_sequences (
+		key         text PRIMARY KEY,
+		sequence    bigint NOT NULL CHECK (sequence >= 0),
+		lock_digest text NOT NULL
+	);
+	CREATE TABLE mcpseal_tlog_seen (
+		origin   text NOT NULL,
+		key_hash bigint NOT NULL,
+		note     bytea NOT NULL,
+		PRIMARY KEY (origin, key_hash)
+	);`,
 }
 
 // Version is the schema version this binary writes and reads.

@@ -145,6 +145,9 @@ func (h heldStore) Observe(pin.Identity, pin.Observation, *contract.Contract, pi
 // useLock makes the team lock the baseline, when it lists the server,
 // and runs the locked package version.
 func (g *hostGuard) useLock(e *env, s hostSpec, logger *slog.Logger) error {
+	if err := useStateSequences(e, &s, logger); err != nil {
+		return exitWith(ExitRefused, err)
+	}
 	lg, err := openLock(e, s.lock, s.name)
 	if err != nil {
 		return exitWith(ExitRefused, err)

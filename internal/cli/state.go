@@ -196,3 +196,19 @@ func gatewayStore(e *env, state string, logger *slog.Logger) (*pin.Store, func()
 	}
 	return db.Pins(), func() {}, nil
 }
+
+// useStateSequences records the lock manifests a session accepts in the
+// state database, when there is one, so that a rollback any replica
+// refused is refused by every replica.
+func useStateSequences(e *env, s *hostSpec, logger *slog.Logger) error {
+	url, err := stateURL(e, s.state)
+	if err != nil || url == "" {
+		return err
+	}
+	db, err := sharedStateDB(url, logger)
+	if err != nil {
+		return err
+	}
+	s.lock.sequences = db.Sequences()
+	return nil
+}
