@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -485,5 +486,75 @@ func TestFleetForeignSessionGets404(t *testing.T) {
 	// The session still works where it lives.
 	if _, err := toolNames(t, cs); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFleetStateImportExport: a single machine's $MCPSEAL_HOME moves into
+// the database (its pin then holds on every replica: the next session
+// matches, nothing is pinned afresh) and back out, verified both ways; a
+// tampered home is refused.
+func TestFleetStateImportExport(t *testing.T) {
+	t.Parallel()
+	file := t.TempDir() + "/defs.json"
+	baseDefs().write(t, file)
+	laptop := home(t)
+	g := startGateway(t, laptop, sdkRoute(file))
+	cs, err := g.connect("sdk", legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	useSession(t, cs, []string{"add", "echo"})
+	cs.Close()
+	g.stop()
+
+	dsn := pgtest.DSN(t)
+	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", dsn); code != 0 {
+		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code := mcpseal(t, home(t), "state", "import", "--state", dsn, laptop)
+	if code != 0 || !strings.Contains(out, "1 servers") {
+		t.Fatalf("state import: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := mcpseal(t, home(t), "state", "import", "--state", dsn, laptop); code == 0 {
+		t.Fatalf("a second import into a database with state succeeded\n%s", errOut)
+	}
+	r := replicas(t, 1, dsn, sdkRoute(file))[0]
+	cs, err = r.connect("sdk", legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	useSession(t, cs, []string{"add", "echo"})
+	cs.Close()
+	if got := ops(events(t, dsn)); len(got) != 1 {
+		t.Fatalf("events %v after the import, want the laptop's one pin", got)
+	}
+
+	back := home(t)
+	out, errOut, code = mcpseal(t, home(t), "state", "export", "--state", dsn, back)
+	if code != 0 {
+		t.Fatalf("state export: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, args := range [][]string{{"verify"}, {"audit", "verify"}} {
+		if out, errOut, code := mcpseal(t, back, args...); code != 0 {
+			t.Fatalf("%v of the exported home: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	if out, _, code := mcpseal(t, back, "list"); code != 0 || !strings.Contains(out, "sdk") {
+		t.Fatalf("list of the exported home: exit %d\n%s", code, out)
+	}
+
+	// A home whose record was edited by hand is not imported.
+	recs, _ := filepath.Glob(laptop + "/pins/*.json")
+	if len(recs) != 1 {
+		t.Fatalf("records %v", recs)
+	}
+	data, _ := os.ReadFile(recs[0])
+	os.WriteFile(recs[0], []byte(strings.Replace(string(data), "Repeats text.", "Repeats text!", 1)), 0o600)
+	fresh := pgtest.DSN(t)
+	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", fresh); code != 0 {
+		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := mcpseal(t, home(t), "state", "import", "--state", fresh, laptop); code == 0 || !strings.Contains(errOut, "does not verify") {
+		t.Fatalf("a tampered home was imported (exit %d)\n%s", code, errOut)
 	}
 }

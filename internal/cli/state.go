@@ -81,7 +81,7 @@ func newStateCmd(e *env) *cobra.Command {
 pins, reviews, approvals and the event chain in one PostgreSQL database
 instead of each machine's $MCPSEAL_HOME; see docs/fleet.md.`,
 	}
-	cmd.AddCommand(newStateMigrateCmd(e))
+	cmd.AddCommand(newStateMigrateCmd(e), newStateMoveCmd(e, true), newStateMoveCmd(e, false))
 	return cmd
 }
 
