@@ -558,3 +558,42 @@ func TestFleetStateImportExport(t *testing.T) {
 		t.Fatalf("a tampered home was imported (exit %d)\n%s", code, errOut)
 	}
 }
+
+// TestFleetCallsDoNotTouchTheDatabase: the per-call path never asks the
+// database: with it stopped, a verified session's calls still go through
+// (its listings are held: they are checked against the store). The host
+// policy here does not require the audit log; the default one does, and
+// then a call that cannot be audited is refused (TestFleetAuditRequiredFailsClosed).
+func TestFleetCallsDoNotTouchTheDatabase(t *testing.T) {
+	t.Parallel()
+	cl := pgtest.New(t)
+	dsn := cl.CreateDB(t)
+	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", dsn); code != 0 {
+		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	policy := dir + "/policy.json"
+	if err := os.WriteFile(policy, []byte(`{"version": 1, "audit": {"required": false}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := dir + "/defs.json"
+	baseDefs().write(t, file)
+	g := startGateway(t, home(t), sdkRoute(file), "--state", dsn, "--policy", policy)
+	cs, err := g.connect("sdk", legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	useSession(t, cs, []string{"add", "echo"})
+	cl.Stop()
+	start := time.Now()
+	const calls = 50
+	for i := range calls {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d with the database down: %v", i, err)
+		}
+	}
+	t.Logf("%d calls with the database down: %v each", calls, time.Since(start)/calls)
+	_, err = toolNames(t, cs)
+	wantSDKError(t, err, codeHeld)
+}
