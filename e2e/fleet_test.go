@@ -56,6 +56,33 @@ func replicas(t *testing.T, n int, dsn, routes string) []*gateway {
 	return gs
 }
 
+// ownCluster starts a cluster of the test's own (for a test that stops
+// it) with a migrated database.
+func ownCluster(t *testing.T) (*pgtest.Cluster, string) {
+	t.Helper()
+	cl := pgtest.New(t)
+	dsn := cl.CreateDB(t)
+	migrate(t, dsn)
+	return cl, dsn
+}
+
+func migrate(t *testing.T, dsn string) {
+	t.Helper()
+	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", dsn); code != 0 {
+		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// auditPolicy writes a host policy that requires the audit log, or not.
+func auditPolicy(t *testing.T, required bool) string {
+	t.Helper()
+	p := t.TempDir() + "/policy.json"
+	if err := os.WriteFile(p, fmt.Appendf(nil, `{"version": 1, "audit": {"required": %t}}`, required), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func pgPassword() string {
 	for _, kv := range environ(&testing.T{}, "") {
 		if v, ok := strings.CutPrefix(kv, "PGPASSWORD="); ok {
@@ -252,11 +279,7 @@ func TestFleetTamperedRowHolds(t *testing.T) {
 // running, and they serve again by themselves once it is back.
 func TestFleetDatabaseDownHoldsAndRecovers(t *testing.T) {
 	t.Parallel()
-	cl := pgtest.New(t)
-	dsn := cl.CreateDB(t)
-	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", dsn); code != 0 {
-		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
-	}
+	cl, dsn := ownCluster(t)
 	file := t.TempDir() + "/defs.json"
 	baseDefs().write(t, file)
 	gs := replicas(t, 2, dsn, sdkRoute(file))
@@ -426,17 +449,9 @@ func TestFleetAuditOneChain(t *testing.T) {
 // it, exactly as when the files cannot be written.
 func TestFleetAuditRequiredFailsClosed(t *testing.T) {
 	t.Parallel()
-	cl := pgtest.New(t)
-	dsn := cl.CreateDB(t)
-	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", dsn); code != 0 {
-		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
-	}
-	dir := t.TempDir()
-	policy := dir + "/policy.json"
-	if err := os.WriteFile(policy, []byte(`{"version": 1, "audit": {"required": true}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file := dir + "/defs.json"
+	cl, dsn := ownCluster(t)
+	policy := auditPolicy(t, true)
+	file := t.TempDir() + "/defs.json"
 	baseDefs().write(t, file)
 	g := startGateway(t, home(t), sdkRoute(file), "--state", dsn, "--policy", policy)
 	cs, err := g.connect("sdk", legacy)
@@ -508,9 +523,7 @@ func TestFleetStateImportExport(t *testing.T) {
 	g.stop()
 
 	dsn := pgtest.DSN(t)
-	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", dsn); code != 0 {
-		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
-	}
+	migrate(t, dsn)
 	out, errOut, code := mcpseal(t, home(t), "state", "import", "--state", dsn, laptop)
 	if code != 0 || !strings.Contains(out, "1 servers") {
 		t.Fatalf("state import: exit %d\n%s%s", code, out, errOut)
@@ -551,9 +564,7 @@ func TestFleetStateImportExport(t *testing.T) {
 	data, _ := os.ReadFile(recs[0])
 	os.WriteFile(recs[0], []byte(strings.Replace(string(data), "Repeats text.", "Repeats text!", 1)), 0o600)
 	fresh := pgtest.DSN(t)
-	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", fresh); code != 0 {
-		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
-	}
+	migrate(t, fresh)
 	if _, errOut, code := mcpseal(t, home(t), "state", "import", "--state", fresh, laptop); code == 0 || !strings.Contains(errOut, "does not verify") {
 		t.Fatalf("a tampered home was imported (exit %d)\n%s", code, errOut)
 	}
@@ -566,17 +577,9 @@ func TestFleetStateImportExport(t *testing.T) {
 // then a call that cannot be audited is refused (TestFleetAuditRequiredFailsClosed).
 func TestFleetCallsDoNotTouchTheDatabase(t *testing.T) {
 	t.Parallel()
-	cl := pgtest.New(t)
-	dsn := cl.CreateDB(t)
-	if out, errOut, code := mcpseal(t, home(t), "state", "migrate", "--state", dsn); code != 0 {
-		t.Fatalf("state migrate: exit %d\n%s%s", code, out, errOut)
-	}
-	dir := t.TempDir()
-	policy := dir + "/policy.json"
-	if err := os.WriteFile(policy, []byte(`{"version": 1, "audit": {"required": false}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file := dir + "/defs.json"
+	cl, dsn := ownCluster(t)
+	policy := auditPolicy(t, false)
+	file := t.TempDir() + "/defs.json"
 	baseDefs().write(t, file)
 	g := startGateway(t, home(t), sdkRoute(file), "--state", dsn, "--policy", policy)
 	cs, err := g.connect("sdk", legacy)

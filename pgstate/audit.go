@@ -50,19 +50,11 @@ func (l *AuditLog) AppendAll(es []audit.Event) error {
 		return err
 	}
 	d := l.d
-	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
-	defer cancel()
-	if err := d.check(ctx); err != nil {
+	ctx, tx, done, err := d.begin(context.Background(), 1, pgx.TxOptions{}, "appending to the audit log", lockSQL, auditLock)
+	if err != nil {
 		return err
 	}
-	tx, err := d.pool.Begin(ctx)
-	if err != nil {
-		return d.fault("starting an audit append", err)
-	}
-	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, auditLock); err != nil {
-		return d.fault("locking the audit log", err)
-	}
+	defer done()
 	seq, hash, err := auditTip(ctx, tx)
 	if err != nil {
 		return d.fault("reading the audit log's tip", err)
@@ -124,16 +116,11 @@ func auditTip(ctx context.Context, tx pgx.Tx) (int64, string, error) {
 // VerifyAudit checks the whole audit log, as audit.Verify checks files.
 // It reads in one snapshot, row by row.
 func (d *DB) VerifyAudit(ctx context.Context) (*audit.Report, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*d.timeout)
-	defer cancel()
-	if err := d.check(ctx); err != nil {
+	ctx, tx, done, err := d.begin(ctx, 30, readOnly, "verifying the audit log", "")
+	if err != nil {
 		return nil, err
 	}
-	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return nil, d.fault("starting to verify", err)
-	}
-	defer tx.Rollback(context.Background())
+	defer done()
 	lv := audit.NewLineVerifier("database")
 	var (
 		headSeq  int64

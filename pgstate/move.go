@@ -42,19 +42,11 @@ func (d *DB) ImportPins(ctx context.Context, snap *pin.Snapshot) error {
 	if err := snap.Check(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*d.timeout)
-	defer cancel()
-	if err := d.check(ctx); err != nil {
+	ctx, tx, done, err := d.begin(ctx, 30, pgx.TxOptions{}, "importing pins", lockSQL, pinLock)
+	if err != nil {
 		return err
 	}
-	tx, err := d.pool.Begin(ctx)
-	if err != nil {
-		return d.fault("starting the import", err)
-	}
-	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pinLock); err != nil {
-		return d.fault("locking the pin store", err)
-	}
+	defer done()
 	var n int64
 	if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM mcpseal_pin_events) + (SELECT count(*) FROM mcpseal_pin_records)`).Scan(&n); err != nil {
 		return d.fault("checking the pin store", err)
@@ -105,19 +97,11 @@ func (d *DB) ImportAudit(ctx context.Context, lines [][]byte, headSeq int64, hea
 	if rep := lv.Report(); !rep.OK() {
 		return fmt.Errorf("the audit log to import does not verify (%d faults)", len(rep.Faults))
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*d.timeout)
-	defer cancel()
-	if err := d.check(ctx); err != nil {
+	ctx, tx, done, err := d.begin(ctx, 30, pgx.TxOptions{}, "importing the audit log", lockSQL, auditLock)
+	if err != nil {
 		return err
 	}
-	tx, err := d.pool.Begin(ctx)
-	if err != nil {
-		return d.fault("starting the import", err)
-	}
-	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, auditLock); err != nil {
-		return d.fault("locking the audit log", err)
-	}
+	defer done()
 	var n int64
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM mcpseal_audit_events`).Scan(&n); err != nil {
 		return d.fault("checking the audit log", err)
@@ -161,13 +145,11 @@ func (d *DB) ExportAudit(ctx context.Context) ([][]byte, int64, string, error) {
 	if !rep.OK() {
 		return nil, 0, "", fmt.Errorf("the database's audit log does not verify (%d faults); run 'mcpseal audit verify --state'", len(rep.Faults))
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*d.timeout)
-	defer cancel()
-	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	ctx, tx, done, err := d.begin(ctx, 30, readOnly, "exporting the audit log", "")
 	if err != nil {
-		return nil, 0, "", d.fault("starting the export", err)
+		return nil, 0, "", err
 	}
-	defer tx.Rollback(context.Background())
+	defer done()
 	var size int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(length(line)), 0) FROM mcpseal_audit_events`).Scan(&size); err != nil {
 		return nil, 0, "", d.fault("sizing the audit log", err)

@@ -191,6 +191,40 @@ func (d *DB) check(ctx context.Context) error {
 	return nil
 }
 
+// begin starts the transaction of one store call: bounded by scale times
+// the DB's timeout, after the schema check, holding the advisory lock
+// lockSQL takes (none when ""). done rolls back what was not committed
+// and ends the call's time.
+func (d *DB) begin(parent context.Context, scale int, opts pgx.TxOptions, doing, lockSQL string, args ...any) (context.Context, pgx.Tx, func(), error) {
+	ctx, cancel := context.WithTimeout(parent, time.Duration(scale)*d.timeout)
+	if err := d.check(ctx); err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	tx, err := d.pool.BeginTx(ctx, opts)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, d.fault(doing, err)
+	}
+	done := func() {
+		_ = tx.Rollback(context.Background())
+		cancel()
+	}
+	if lockSQL != "" {
+		if _, err := tx.Exec(ctx, lockSQL, args...); err != nil {
+			done()
+			return nil, nil, nil, d.fault(doing, err)
+		}
+	}
+	return ctx, tx, done, nil
+}
+
+// lockSQL takes one transaction-scoped advisory lock.
+const lockSQL = `SELECT pg_advisory_xact_lock($1)`
+
+// readOnly is the options of a transaction that reads one snapshot.
+var readOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+
 // Close stops watching and closes the pool.
 func (d *DB) Close() {
 	if d.watch != nil {

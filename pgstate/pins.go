@@ -35,36 +35,22 @@ func (b pinBackend) Generation(id string) uint64 {
 }
 
 func (b pinBackend) Begin(exclusive bool) (pin.Txn, error) {
-	d := b.d
-	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
-	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	opts, lock := readOnly, ""
 	if exclusive {
-		opts = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+		opts, lock = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, lockSQL
 	}
-	if err := d.check(ctx); err != nil {
-		cancel()
+	ctx, tx, done, err := b.d.begin(context.Background(), 1, opts, "opening the pin store", lock, pinLock)
+	if err != nil {
 		return nil, err
 	}
-	tx, err := d.pool.BeginTx(ctx, opts)
-	if err != nil {
-		cancel()
-		return nil, d.fault("starting a transaction", err)
-	}
-	if exclusive {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pinLock); err != nil {
-			tx.Rollback(context.Background())
-			cancel()
-			return nil, d.fault("locking the pin store", err)
-		}
-	}
-	return &pinTxn{d: d, tx: tx, ctx: ctx, cancel: cancel, exclusive: exclusive}, nil
+	return &pinTxn{d: b.d, tx: tx, ctx: ctx, cancel: done, exclusive: exclusive}, nil
 }
 
 type pinTxn struct {
 	d         *DB
 	tx        pgx.Tx
 	ctx       context.Context
-	cancel    context.CancelFunc
+	cancel    func() // rolls back what is not committed, ends the call's time
 	exclusive bool
 	done      bool // committed
 }
@@ -181,7 +167,5 @@ func (t *pinTxn) Close() {
 	if t.exclusive {
 		// Only last-seen times can be uncommitted here.
 		_ = t.tx.Commit(t.ctx)
-		return
 	}
-	_ = t.tx.Rollback(t.ctx)
 }

@@ -27,21 +27,13 @@ func (s sequences) Accept(key string, sequence uint64, lockDigest string) error 
 	if len(key) > maxSequenceKey || sequence > math.MaxInt64 || len(lockDigest) > 128 {
 		return fmt.Errorf("lock: sequence store: a key, sequence or digest out of range")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
-	defer cancel()
-	if err := d.check(ctx); err != nil {
-		return err
-	}
-	tx, err := d.pool.Begin(ctx)
-	if err != nil {
-		return d.fault("lock: sequence store", err)
-	}
-	defer tx.Rollback(context.Background())
 	// Serialise the first record of a key too: FOR UPDATE locks only
 	// rows that exist.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(sequenceLock), key); err != nil {
-		return d.fault("lock: sequence store", err)
+	ctx, tx, done, err := d.begin(context.Background(), 1, pgx.TxOptions{}, "lock: sequence store", `SELECT pg_advisory_xact_lock($1, hashtext($2))`, sequenceLock, key)
+	if err != nil {
+		return err
 	}
+	defer done()
 	var (
 		seen   int64
 		digest string
@@ -111,16 +103,11 @@ func (s seen) Store(key note.Verifier, c *tlog.SignedCheckpoint) error {
 	if len(c.Note) > tlog.MaxCheckpointNote {
 		return errors.New("tlog: a checkpoint over its size limit")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
-	defer cancel()
-	if err := d.check(ctx); err != nil {
+	ctx, tx, done, err := d.begin(context.Background(), 1, pgx.TxOptions{}, "recording a checkpoint", "")
+	if err != nil {
 		return err
 	}
-	tx, err := d.pool.Begin(ctx)
-	if err != nil {
-		return d.fault("recording a checkpoint", err)
-	}
-	defer tx.Rollback(context.Background())
+	defer done()
 	var msg []byte
 	err = tx.QueryRow(ctx, `SELECT note FROM mcpseal_tlog_seen WHERE origin = $1 AND key_hash = $2 FOR UPDATE`, key.Name(), int64(key.KeyHash())).Scan(&msg)
 	switch {

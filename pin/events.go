@@ -174,14 +174,11 @@ type Event struct {
 // id or a unique label), oldest first. A broken chain is an error
 // wrapping ErrTampered.
 func (s *Store) History(ref string) ([]Event, error) {
-	v, err := s.open(false)
+	v, err := s.openChain()
 	if err != nil {
 		return nil, err
 	}
 	defer v.close()
-	if v.chainErr != nil {
-		return nil, tampered("", v.chainErr.Error())
-	}
 	id, err := v.resolve(ref)
 	if err != nil {
 		return nil, err

@@ -188,14 +188,11 @@ func (v *view) export(r *record) (*Record, error) {
 // pin cannot be trusted is listed with Tampered set. When the event chain
 // itself is broken, List returns an error wrapping ErrTampered.
 func (s *Store) List() ([]Summary, error) {
-	v, err := s.open(false)
+	v, err := s.openChain()
 	if err != nil {
 		return nil, err
 	}
 	defer v.close()
-	if v.chainErr != nil {
-		return nil, tampered("", v.chainErr.Error())
-	}
 	ids, err := v.ids()
 	if err != nil {
 		return nil, err

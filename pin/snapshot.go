@@ -46,14 +46,11 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 	if !rep.OK() || len(rep.Notes) > 0 {
 		return nil, errors.New("pin: the store does not verify cleanly; run 'mcpseal verify' and repair it first")
 	}
-	v, err := s.open(false)
+	v, err := s.openChain()
 	if err != nil {
 		return nil, err
 	}
 	defer v.close()
-	if v.chainErr != nil {
-		return nil, tampered("", v.chainErr.Error())
-	}
 	snap := &Snapshot{Records: map[string][]byte{}, Seen: map[string]time.Time{}}
 	if v.db != nil {
 		if snap.Events, err = v.db.Events(); err != nil {

@@ -140,6 +140,20 @@ func (s *Store) open(exclusive bool) (*view, error) {
 	return v, nil
 }
 
+// openChain opens the store for reading and refuses a broken chain (an
+// error wrapping ErrTampered): for what needs the whole chain.
+func (s *Store) openChain() (*view, error) {
+	v, err := s.open(false)
+	if err != nil {
+		return nil, err
+	}
+	if v.chainErr != nil {
+		v.close()
+		return nil, tampered("", v.chainErr.Error())
+	}
+	return v, nil
+}
+
 func (v *view) close() {
 	if v.db != nil {
 		v.db.Close()
