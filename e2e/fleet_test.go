@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpseal/mcpseal/internal/pgtest"
+	"github.com/mcpseal/mcpseal/tlog/tlogtest"
 )
 
 // The fleet tests run several `mcpseal gateway` replicas, each with a
@@ -599,4 +600,28 @@ func TestFleetCallsDoNotTouchTheDatabase(t *testing.T) {
 	t.Logf("%d calls with the database down: %v each", calls, time.Since(start)/calls)
 	_, err = toolNames(t, cs)
 	wantSDKError(t, err, codeHeld)
+}
+
+// TestFleetLogCheckpointsShared: log verify --state keeps the checkpoint
+// it accepted in the database, where every machine's next verification
+// must extend it; a swapped stored checkpoint fails the next one.
+func TestFleetLogCheckpointsShared(t *testing.T) {
+	t.Parallel()
+	f := tlogtest.Build(t)
+	key := f.WriteKey(t)
+	dsn := pgtest.DSN(t)
+	migrate(t, dsn)
+	for i := range 2 {
+		if out, errOut, code := mcpseal(t, home(t), "log", "verify", f.Dir, "--key", key, "--state", dsn); code != 0 {
+			t.Fatalf("log verify --state (machine %d): exit %d\n%s%s", i, code, out, errOut)
+		}
+	}
+	rows := query(t, dsn, `SELECT count(*) FROM mcpseal_tlog_seen`)
+	if n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int]); err != nil || n != 1 {
+		t.Fatalf("%d accepted checkpoints stored, want 1 (%v)", n, err)
+	}
+	query(t, dsn, `UPDATE mcpseal_tlog_seen SET note = convert_to(replace(convert_from(note, 'UTF8'), E'\n', E'\n\n'), 'UTF8')`).Close()
+	if _, _, code := mcpseal(t, home(t), "log", "verify", f.Dir, "--key", key, "--state", dsn); code == 0 {
+		t.Fatal("log verify accepted a log against a tampered stored checkpoint")
+	}
 }

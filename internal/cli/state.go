@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpseal/mcpseal/pgstate"
 	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/tlog"
 )
 
 func init() { register(newStateCmd) }
@@ -211,4 +212,23 @@ func useStateSequences(e *env, s *hostSpec, logger *slog.Logger) error {
 	}
 	s.lock.sequences = db.Sequences()
 	return nil
+}
+
+// seenStore is where log verify keeps the checkpoints it accepted: the
+// state database when state (or $MCPSEAL_STATE) names one, so that every
+// machine of a fleet proves the log only grew since any of them looked;
+// else $MCPSEAL_HOME/tlog/seen.
+func seenStore(e *env, state, home string) (tlog.SeenStore, func(), error) {
+	url, err := stateURL(e, state)
+	if err != nil {
+		return nil, nil, err
+	}
+	if url == "" {
+		return tlog.SeenDir(home), func() {}, nil
+	}
+	db, err := openStateDB(url, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db.Seen(), db.Close, nil
 }
