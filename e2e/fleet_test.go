@@ -625,3 +625,25 @@ func TestFleetLogCheckpointsShared(t *testing.T) {
 		t.Fatal("log verify accepted a log against a tampered stored checkpoint")
 	}
 }
+
+// TestFleetNewerSchemaRefusesToStart: a database a newer mcpseal migrated
+// stops a replica at start, saying what to do; nothing falls back to the
+// files.
+func TestFleetNewerSchemaRefusesToStart(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	migrate(t, dsn)
+	query(t, dsn, `UPDATE mcpseal_schema SET version = version + 1`).Close()
+	dir := t.TempDir()
+	routes := dir + "/routes.json"
+	if err := os.WriteFile(routes, []byte(sdkRoute(dir+"/defs.json")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := mcpseal(t, home(t), "gateway", "--routes", routes, "--port", "0", "--token-file", dir+"/token", "--state", dsn)
+	if code == 0 || !strings.Contains(errOut, "newer than this binary") || !strings.Contains(errOut, "upgrade mcpseal") {
+		t.Fatalf("gateway on a newer schema: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code := mcpseal(t, home(t), "list", "--state", dsn); code == 0 || !strings.Contains(errOut, "upgrade mcpseal") {
+		t.Fatalf("list on a newer schema: exit %d\n%s", code, errOut)
+	}
+}
