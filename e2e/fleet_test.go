@@ -84,6 +84,24 @@ func auditPolicy(t *testing.T, required bool) string {
 	return p
 }
 
+// verifiedOnOwnCluster starts one replica on a cluster of the test's own,
+// under a host policy that requires the audit log or not, and returns a
+// session that was used (its call recorded) with the cluster.
+func verifiedOnOwnCluster(t *testing.T, auditRequired bool) (*pgtest.Cluster, *mcp.ClientSession) {
+	t.Helper()
+	cl, dsn := ownCluster(t)
+	file := t.TempDir() + "/defs.json"
+	baseDefs().write(t, file)
+	g := startGateway(t, home(t), sdkRoute(file), "--state", dsn, "--policy", auditPolicy(t, auditRequired))
+	cs, err := g.connect("sdk", legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	useSession(t, cs, []string{"add", "echo"})
+	waitAudit(t, dsn, "call", 1)
+	return cl, cs
+}
+
 func pgPassword() string {
 	for _, kv := range environ(&testing.T{}, "") {
 		if v, ok := strings.CutPrefix(kv, "PGPASSWORD="); ok {
@@ -450,17 +468,7 @@ func TestFleetAuditOneChain(t *testing.T) {
 // it, exactly as when the files cannot be written.
 func TestFleetAuditRequiredFailsClosed(t *testing.T) {
 	t.Parallel()
-	cl, dsn := ownCluster(t)
-	policy := auditPolicy(t, true)
-	file := t.TempDir() + "/defs.json"
-	baseDefs().write(t, file)
-	g := startGateway(t, home(t), sdkRoute(file), "--state", dsn, "--policy", policy)
-	cs, err := g.connect("sdk", legacy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	useSession(t, cs, []string{"add", "echo"})
-	waitAudit(t, dsn, "call", 1)
+	cl, cs := verifiedOnOwnCluster(t, true)
 	cl.Stop()
 	var callErr error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -578,16 +586,7 @@ func TestFleetStateImportExport(t *testing.T) {
 // then a call that cannot be audited is refused (TestFleetAuditRequiredFailsClosed).
 func TestFleetCallsDoNotTouchTheDatabase(t *testing.T) {
 	t.Parallel()
-	cl, dsn := ownCluster(t)
-	policy := auditPolicy(t, false)
-	file := t.TempDir() + "/defs.json"
-	baseDefs().write(t, file)
-	g := startGateway(t, home(t), sdkRoute(file), "--state", dsn, "--policy", policy)
-	cs, err := g.connect("sdk", legacy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	useSession(t, cs, []string{"add", "echo"})
+	cl, cs := verifiedOnOwnCluster(t, false)
 	cl.Stop()
 	start := time.Now()
 	const calls = 50
@@ -598,7 +597,7 @@ func TestFleetCallsDoNotTouchTheDatabase(t *testing.T) {
 		}
 	}
 	t.Logf("%d calls with the database down: %v each", calls, time.Since(start)/calls)
-	_, err = toolNames(t, cs)
+	_, err := toolNames(t, cs)
 	wantSDKError(t, err, codeHeld)
 }
 
