@@ -11,5 +11,5 @@ import (
 // gate or a transport.
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "pgstate", "pin", "audit", "lock", "tlog", "pkgpin", "jsonrpc", "contract", "canon", "internal/atomicfile")
+	depcheck.Only(t, "pgstate", "pin", "audit", "lock", "tlog", "pkgpin", "sshsig", "jsonrpc", "contract", "canon", "internal/atomicfile")
 }
