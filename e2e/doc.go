@@ -38,6 +38,12 @@
 //     layer run, and the npm packages installed offline and run with npx,
 //     behind the TypeScript SDK client, with a tampered and a swapped
 //     platform package refused.
+//   - fleet_test.go: several `mcpseal gateway` replicas on one real
+//     PostgreSQL (--state; internal/pgtest starts a throwaway cluster,
+//     never a mock, and a missing PostgreSQL fails): first use exactly
+//     once, drift and approval propagation, tampered rows, the database
+//     down and back, a replica killed mid-pin, one audit chain, sessions
+//     across replicas, state import/export.
 //   - harness_test.go: the same clients against the same servers without
 //     mcpseal, so a failure in the other files points at the proxy and not
 //     at the harness.

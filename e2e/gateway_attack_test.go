@@ -293,7 +293,12 @@ func TestGatewayDuplicateInstructionsKeyBlocks(t *testing.T) {
 // rawPost sends one JSON-RPC message to route "t" and returns the HTTP
 // status and the body (JSON only: no event stream).
 func (g *gateway) rawPost(body string, hdr map[string]string) (int, []byte, error) {
-	r, err := http.NewRequest(http.MethodPost, g.url+"/t", strings.NewReader(body))
+	return g.rawPostTo("t", body, hdr)
+}
+
+// rawPostTo is rawPost to route.
+func (g *gateway) rawPostTo(route, body string, hdr map[string]string) (int, []byte, error) {
+	r, err := http.NewRequest(http.MethodPost, g.url+"/"+route, strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}

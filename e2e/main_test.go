@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpseal/mcpseal/internal/pgtest"
 	"github.com/mcpseal/mcpseal/internal/testmcp"
 )
 
@@ -75,6 +76,8 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// The fleet tests' PostgreSQL cluster, started by the first of them.
+	defer pgtest.Stop()
 
 	pkgs := []string{"./internal/testmcp/cmd/testserver", "./internal/testmcp/cmd/sdkserver"}
 	bin.mcpseal = os.Getenv("MCPSEAL_E2E_BIN")

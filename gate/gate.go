@@ -80,6 +80,17 @@ type PinStore interface {
 	Observe(id pin.Identity, o pin.Observation, c *contract.Contract, posture pin.Posture, now time.Time) (pin.Result, error)
 }
 
+// A PinWatcher is a PinStore that others change too (replicas sharing one
+// database) and that can tell, without I/O, whether server id's pin state
+// may have changed: Generation returns a number that moves whenever it
+// may have (a notification, a missed one, a lost connection). A session
+// checks its next listing against the store again when the number moved
+// since it verified, even when the listing shows nothing new to it. A
+// store that only this process changes need not implement it.
+type PinWatcher interface {
+	Generation(id string) uint64
+}
+
 // DriftReport is handed to Config.OnDrift for the terminal.
 type DriftReport struct {
 	Identity pin.Identity
@@ -221,6 +232,9 @@ type Session struct {
 
 	verified map[string]*contract.Contract
 	seqs     *sequences
+	// generation is the pin store's generation (PinWatcher) when the
+	// session last verified against it.
+	generation uint64
 
 	// caps are the client's capability names per profile.
 	caps map[string][]string
@@ -510,6 +524,8 @@ func (s *Session) block(res pin.Result) {
 // observe checks c against the pin store and reports drift. It returns
 // whether traffic may flow.
 func (s *Session) observe(profile string, c *contract.Contract, midSession bool) bool {
+	// Read before the check, so that a change during it moves it again.
+	gen := s.pinGeneration()
 	res, err := s.cfg.Pins.Observe(s.cfg.Identity, s.obs[profile], c, s.cfg.Posture, s.cfg.Now())
 	if err != nil {
 		s.closeHeld(err)
@@ -517,6 +533,7 @@ func (s *Session) observe(profile string, c *contract.Contract, midSession bool)
 	}
 	switch res.Outcome {
 	case pin.FirstPin, pin.Match, pin.ProfileAdded:
+		s.generation = gen
 		s.verified[profile] = c
 		if s.cfg.OnVerified != nil {
 			s.cfg.OnVerified(profile, res.Outcome, c)
@@ -552,4 +569,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// pinGeneration is the pin store's generation, 0 for a store that is not
+// a PinWatcher.
+func (s *Session) pinGeneration() uint64 {
+	if w, ok := s.cfg.Pins.(PinWatcher); ok {
+		return w.Generation(s.cfg.Identity.ID)
+	}
+	return 0
+}
+
+// pinsMoved reports whether the shared pin state may have changed since
+// the session verified against it.
+func (s *Session) pinsMoved() bool {
+	w, ok := s.cfg.Pins.(PinWatcher)
+	return ok && w.Generation(s.cfg.Identity.ID) != s.generation
 }

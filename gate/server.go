@@ -235,7 +235,10 @@ func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 	if len(removed) > 0 {
 		drift = true
 	}
-	if drift && !s.midSessionDrift(p, overlay(base, page, removed)) {
+	// A listing that shows this session nothing new is checked against
+	// the store again when the store moved: a drift another replica saw,
+	// an approval, a forget.
+	if (drift || s.pinsMoved()) && !s.midSessionDrift(p, overlay(base, page, removed)) {
 		return
 	}
 	s.toClient(s.shapeListing(p, m, frame, items, page))

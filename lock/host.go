@@ -43,8 +43,21 @@ type HostConfig struct {
 	// an older signed manifest would be accepted after a newer one.
 	SequenceStore string `json:"sequence_store"`
 
-	path string
-	keys []ssh.PublicKey
+	path      string
+	keys      []ssh.PublicKey
+	sequences SequenceStore // nil: the SequenceStore file
+}
+
+// UseSequences makes the host record accepted manifests in s (a fleet's
+// shared store) instead of the sequence_store file.
+func (h *HostConfig) UseSequences(s SequenceStore) { h.sequences = s }
+
+// Sequences returns the store accepted manifests are recorded in.
+func (h *HostConfig) Sequences() SequenceStore {
+	if h.sequences != nil {
+		return h.sequences
+	}
+	return FileSequences(h.SequenceStore)
 }
 
 // LoadHostConfig reads the host config at path, and every key file it

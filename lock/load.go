@@ -54,5 +54,5 @@ func CheckSignature(path string, data []byte, host *HostConfig) error {
 	if err != nil {
 		return err
 	}
-	return acceptSequence(host.SequenceStore, key, m)
+	return host.Sequences().Accept(key, m.Sequence, m.LockDigest)
 }

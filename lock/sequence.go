@@ -64,14 +64,8 @@ func acceptSequence(path, key string, m *Manifest) error {
 		}
 	}
 	seen, ok := st.Locks[key]
-	switch {
-	case !ok || m.Sequence > seen.Sequence:
-	case m.Sequence == seen.Sequence && m.LockDigest == seen.LockDigest:
-		return nil
-	case m.Sequence == seen.Sequence:
-		return fmt.Errorf("%w: sequence %d was already seen for another lock", ErrRollback, m.Sequence)
-	default:
-		return fmt.Errorf("%w: sequence %d, this host has seen %d", ErrRollback, m.Sequence, seen.Sequence)
+	if record, err := JudgeSequence(seen.Sequence, seen.LockDigest, ok, m.Sequence, m.LockDigest); !record || err != nil {
+		return err
 	}
 	st.Locks[key] = seenLock{Sequence: m.Sequence, LockDigest: m.LockDigest}
 	out, err := json.MarshalIndent(st, "", "  ")
@@ -82,6 +76,43 @@ func acceptSequence(path, key string, m *Manifest) error {
 		return fmt.Errorf("lock: sequence store: %w", err)
 	}
 	return nil
+}
+
+// A SequenceStore records, for each lock (keyed by its absolute,
+// resolved path), the highest signed manifest the host accepted: the file
+// a host config names (FileSequences), or a fleet's database (pgstate),
+// so that every replica refuses a rollback any of them would.
+type SequenceStore interface {
+	// Accept checks a manifest's sequence and lock digest against what
+	// was accepted for key (ErrRollback when older, or equal for another
+	// lock) and records it when newer, atomically.
+	Accept(key string, sequence uint64, lockDigest string) error
+}
+
+// FileSequences is the sequence store kept in one file (HostConfig's
+// sequence_store).
+type FileSequences string
+
+// Accept implements SequenceStore.
+func (p FileSequences) Accept(key string, sequence uint64, lockDigest string) error {
+	return acceptSequence(string(p), key, &Manifest{Sequence: sequence, LockDigest: lockDigest})
+}
+
+// JudgeSequence is every SequenceStore's rule: given what was accepted
+// for a lock (known false when nothing), it says whether a manifest of
+// sequence and lockDigest is to be recorded, or refused (ErrRollback).
+// An equal sequence is accepted, without recording, only for the same
+// lock digest.
+func JudgeSequence(seenSeq uint64, seenDigest string, known bool, sequence uint64, lockDigest string) (record bool, err error) {
+	switch {
+	case !known || sequence > seenSeq:
+		return true, nil
+	case sequence == seenSeq && lockDigest == seenDigest:
+		return false, nil
+	case sequence == seenSeq:
+		return false, fmt.Errorf("%w: sequence %d was already seen for another lock", ErrRollback, sequence)
+	}
+	return false, fmt.Errorf("%w: sequence %d, this host has seen %d", ErrRollback, sequence, seenSeq)
 }
 
 // sequenceKey is the store's key for the lock at path.

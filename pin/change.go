@@ -68,6 +68,15 @@ func (s *Store) MarkReviewed(ref, digest string) error {
 // the profile. The pending set and the review mark are cleared. For a
 // server awaiting its first approval this is its first pin.
 func (s *Store) Approve(ref, digest string, now time.Time) error {
+	return s.ApproveBy(ref, digest, "", now)
+}
+
+// ApproveBy is Approve with the approve event naming who approved: by is
+// at most 128 bytes of printable text ("" names nobody).
+func (s *Store) ApproveBy(ref, digest, by string, now time.Time) error {
+	if err := checkBy(by); err != nil {
+		return err
+	}
 	v, r, err := s.pendingRecord(ref, digest)
 	if err != nil {
 		return err
@@ -97,7 +106,7 @@ func (s *Store) Approve(ref, digest string, now time.Time) error {
 	r.Pending, r.Reviewed = map[string]*pendingEntry{}, nil
 	r.Updated = now
 	r.keepTexts(t)
-	return v.commit(opApprove, r.ID, r, now)
+	return v.commitBy(opApprove, r.ID, r, now, by)
 }
 
 // Forget removes the server ref names (an id, or a unique label of an
@@ -119,7 +128,15 @@ func (s *Store) Forget(ref string, now time.Time) error {
 		return err
 	}
 	_, pinned := v.ch.pinned(id)
-	if !pinned {
+	if !pinned && v.db != nil {
+		_, present, err := v.db.Record(id)
+		if err != nil {
+			return err
+		}
+		if !present {
+			return ErrNotFound
+		}
+	} else if !pinned {
 		_, err := os.Lstat(v.s.recordPath(id))
 		if errors.Is(err, fs.ErrNotExist) {
 			return ErrNotFound
@@ -130,6 +147,9 @@ func (s *Store) Forget(ref string, now time.Time) error {
 	}
 	if err := v.commit(opForget, id, nil, now.UTC()); err != nil {
 		return err
+	}
+	if v.db != nil {
+		return nil
 	}
 	return removeIfExists(v.s.seenPath(id))
 }

@@ -31,6 +31,9 @@ type event struct {
 	ID     string    `json:"id"`
 	Record *string   `json:"record"`
 	Prev   string    `json:"prev"`
+	// By names who approved (approve events only; absent otherwise and
+	// in chains written before it existed).
+	By string `json:"by,omitempty"`
 }
 
 // encode returns the event's line, without the newline. It fails only for
@@ -57,6 +60,8 @@ type chain struct {
 	// before holds, for each server, the record hash of the event before
 	// its latest (nil if none), which a forget left behind.
 	before map[string]*string
+	// all holds every event, in order.
+	all []event
 }
 
 func emptyChain() *chain {
@@ -115,11 +120,17 @@ func (e *event) check() error {
 			return fmt.Errorf("%s event without a record digest", e.Op)
 		}
 	case opForget:
+		if e.By != "" {
+			return fmt.Errorf("forget event with an approver")
+		}
 		if e.Record != nil {
 			return fmt.Errorf("forget event with a record digest")
 		}
 	default:
 		return fmt.Errorf("unknown operation")
+	}
+	if e.By != "" && (e.Op != opApprove || checkBy(e.By) != nil) {
+		return fmt.Errorf("%s event with an invalid approver", e.Op)
 	}
 	return nil
 }
@@ -132,6 +143,7 @@ func (c *chain) add(e event, h string) {
 		c.before[e.ID] = nil
 	}
 	c.latest[e.ID] = e
+	c.all = append(c.all, e)
 	c.n = e.Seq
 	c.last = h
 }
@@ -145,4 +157,40 @@ func (c *chain) next(op, id string, record *string, now time.Time) event {
 func (c *chain) pinned(id string) (event, bool) {
 	e, ok := c.latest[id]
 	return e, ok && e.Op != opForget
+}
+
+// An Event is one entry of the event chain, as History returns it.
+type Event struct {
+	Seq  int64
+	Time time.Time
+	// Op is pin, profile, drift, review, approve or forget.
+	Op string
+	ID string
+	// By names who approved (approve events that recorded it).
+	By string
+}
+
+// History returns the event chain's entries for the server ref names (an
+// id or a unique label), oldest first. A broken chain is an error
+// wrapping ErrTampered.
+func (s *Store) History(ref string) ([]Event, error) {
+	v, err := s.openChain()
+	if err != nil {
+		return nil, err
+	}
+	defer v.close()
+	id, err := v.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	var out []Event
+	for _, e := range v.ch.all {
+		if e.ID == id {
+			out = append(out, Event{Seq: e.Seq, Time: e.Time, Op: e.Op, ID: e.ID, By: e.By})
+		}
+	}
+	if out == nil {
+		return nil, ErrNotFound
+	}
+	return out, nil
 }

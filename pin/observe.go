@@ -164,6 +164,9 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 				}
 			}
 			v.touch(id.ID, now)
+			if res, held := s.fleetHold(r, profile, pinned); held {
+				return res, nil
+			}
 			return Result{Outcome: Match, Pinned: pinned}, nil
 		}
 		base = p.contractEntry
@@ -172,7 +175,7 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 		if proto == nil {
 			proto = newProfileDowngrade(r, o.ClientVersion, protocol)
 		}
-		if proto == nil && acceptProfile(r, &obs, caps, posture) {
+		if proto == nil && !(s.fleet && len(r.Pending) > 0) && acceptProfile(r, &obs, caps, posture) {
 			r.Profiles[profile] = &profileEntry{Pinned: now, Origin: originProfile, contractEntry: obs, sessionFacts: facts}
 			// A change pending for this profile was measured against no
 			// pin; the next drift is measured against this one.
@@ -368,4 +371,21 @@ func refsOf(c *contract.Contract) map[contract.Kind][]definitionRef {
 		m[k] = refs
 	}
 	return m
+}
+
+// fleetHold is what a store shared by replicas answers for a listing that
+// matches its profile's pin while the server has a pending change: a drift
+// one replica saw holds the server on every replica, for every profile,
+// until a person approves or forgets it. The change reported is the
+// profile's own pending change, else the first in key order. held is
+// false when nothing is pending or the store is a single machine's.
+func (s *Store) fleetHold(r *record, profile string, pinned *contract.Contract) (Result, bool) {
+	if !s.fleet || len(r.Pending) == 0 {
+		return Result{}, false
+	}
+	p, ok := r.Pending[profile]
+	if !ok {
+		p = r.Pending[r.pendingKeys()[0]]
+	}
+	return Result{Outcome: Drift, Pinned: pinned, Changes: p.Changes, Pending: p.Contract}, true
 }

@@ -135,16 +135,16 @@ func (s *Store) Get(ref string) (*Record, error) {
 	if r == nil {
 		return nil, ErrNotFound
 	}
-	return s.export(r)
+	return v.export(r)
 }
 
-func (s *Store) export(r *record) (*Record, error) {
+func (v *view) export(r *record) (*Record, error) {
 	out := &Record{
 		ID:       r.ID,
 		Label:    r.Label,
 		Created:  r.Created,
 		Updated:  r.Updated,
-		LastSeen: s.lastSeen(r.ID),
+		LastSeen: v.lastSeen(r.ID),
 	}
 	for _, key := range r.profileKeys() {
 		p := r.Profiles[key]
@@ -188,14 +188,11 @@ func (s *Store) export(r *record) (*Record, error) {
 // pin cannot be trusted is listed with Tampered set. When the event chain
 // itself is broken, List returns an error wrapping ErrTampered.
 func (s *Store) List() ([]Summary, error) {
-	v, err := s.open(false)
+	v, err := s.openChain()
 	if err != nil {
 		return nil, err
 	}
 	defer v.close()
-	if v.chainErr != nil {
-		return nil, tampered("", v.chainErr.Error())
-	}
 	ids, err := v.ids()
 	if err != nil {
 		return nil, err
@@ -214,7 +211,7 @@ func (s *Store) List() ([]Summary, error) {
 			continue
 		default:
 			sum.Label, sum.Created, sum.Updated = r.Label, r.Created, r.Updated
-			sum.LastSeen = s.lastSeen(id)
+			sum.LastSeen = v.lastSeen(id)
 			sum.Profiles = len(r.Profiles)
 			type kindName struct {
 				kind contract.Kind

@@ -20,7 +20,11 @@ import (
 // concurrent use by goroutines and processes: every operation takes the
 // store's file lock.
 type Store struct {
-	dir string // home/pins
+	dir string  // home/pins; "" for a backend's store
+	db  Backend // nil for the file store
+	// fleet holds a server with a pending change on every profile (see
+	// OpenBackend).
+	fleet bool
 }
 
 // DefaultHome returns mcpseal's home folder: $MCPSEAL_HOME when set (it
@@ -82,7 +86,8 @@ func Open(home string) (*Store, error) {
 	return &Store{dir: dir}, nil
 }
 
-// Dir returns the folder that holds the store's files.
+// Dir returns the folder that holds the store's files, "" for a store
+// kept in a Backend.
 func (s *Store) Dir() string { return s.dir }
 
 func (s *Store) recordPath(id string) string { return filepath.Join(s.dir, id+".json") }
@@ -96,6 +101,8 @@ type view struct {
 	lock      *os.File
 	exclusive bool
 	ch        *chain
+	// db is the backend's transaction; nil for the file store.
+	db Txn
 	// chainErr is why the event chain cannot be trusted; every server is
 	// then tampered.
 	chainErr error
@@ -103,6 +110,9 @@ type view struct {
 
 // open takes the store's lock and reads the event chain.
 func (s *Store) open(exclusive bool) (*view, error) {
+	if s.db != nil {
+		return s.openDB(exclusive)
+	}
 	// A FIFO, folder or link in place of the lock file is refused, not
 	// waited on: the store's lock must be the store's own file.
 	f, err := atomicfile.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
@@ -130,7 +140,27 @@ func (s *Store) open(exclusive bool) (*view, error) {
 	return v, nil
 }
 
-func (v *view) close() { v.lock.Close() }
+// openChain opens the store for reading and refuses a broken chain (an
+// error wrapping ErrTampered): for what needs the whole chain.
+func (s *Store) openChain() (*view, error) {
+	v, err := s.open(false)
+	if err != nil {
+		return nil, err
+	}
+	if v.chainErr != nil {
+		v.close()
+		return nil, tampered("", v.chainErr.Error())
+	}
+	return v, nil
+}
+
+func (v *view) close() {
+	if v.db != nil {
+		v.db.Close()
+		return
+	}
+	v.lock.Close()
+}
 
 func fileHash(data []byte) string {
 	sum := sha256.Sum256(data)
@@ -141,6 +171,9 @@ func tampered(id, reason string) error { return &TamperError{ID: id, Reason: rea
 
 // record returns the verified record of server id, nil if it has no pin.
 func (v *view) record(id string) (*record, error) {
+	if v.db != nil {
+		return v.recordDB(id)
+	}
 	if v.chainErr != nil {
 		return nil, tampered(id, v.chainErr.Error())
 	}
@@ -229,13 +262,26 @@ func (v *view) ids() ([]string, error) {
 			set[id] = true
 		}
 	}
-	entries, err := os.ReadDir(v.s.dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && isID(id) {
+	if v.db != nil {
+		rows, err := v.db.RecordIDs()
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range rows {
+			if !isID(id) {
+				return nil, tampered("", "a record is kept under an invalid server id")
+			}
 			set[id] = true
+		}
+	} else {
+		entries, err := os.ReadDir(v.s.dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && isID(id) {
+				set[id] = true
+			}
 		}
 	}
 	ids := make([]string, 0, len(set))
@@ -276,13 +322,21 @@ func (v *view) resolve(ref string) (string, error) {
 // commit writes r as server id's record (nil removes it) and appends its
 // event, in the order the package doc's Commit section gives.
 func (v *view) commit(op, id string, r *record, now time.Time) error {
+	return v.commitBy(op, id, r, now, "")
+}
+
+// commitBy is commit with the event naming who made the change.
+func (v *view) commitBy(op, id string, r *record, now time.Time, by string) error {
 	if !v.exclusive {
 		return errors.New("pin store: commit without the exclusive lock")
 	}
-	var digest *string
+	var (
+		digest *string
+		data   []byte
+	)
 	if r != nil {
-		data, err := encodeRecord(r)
-		if err != nil {
+		var err error
+		if data, err = encodeRecord(r); err != nil {
 			return err
 		}
 		if len(data) > maxRecordSize {
@@ -292,15 +346,25 @@ func (v *view) commit(op, id string, r *record, now time.Time) error {
 		if _, err := decodeRecord(id, data); err != nil {
 			return fmt.Errorf("the contract cannot be stored faithfully: %v", err)
 		}
-		if err := writeSynced(v.s.newPath(id), data); err != nil {
-			return fileError(id, err)
-		}
 		digest = ptr(fileHash(data))
 	}
 	e := v.ch.next(op, id, digest, now)
+	e.By = by
 	line, err := e.encode()
 	if err != nil {
 		return err
+	}
+	if v.db != nil {
+		if err := v.db.Commit(id, data, line); err != nil {
+			return fmt.Errorf("committing to the pin store: %w", err)
+		}
+		v.ch.add(e, lineHash(line))
+		return nil
+	}
+	if r != nil {
+		if err := writeSynced(v.s.newPath(id), data); err != nil {
+			return fileError(id, err)
+		}
 	}
 	if err := v.appendEvent(append(line, '\n')); err != nil {
 		return fileError("", err)
@@ -369,12 +433,19 @@ func fileError(id string, err error) error {
 // touch records that server id was seen at now. Last-seen times are not
 // security relevant; a failure to write one is ignored.
 func (v *view) touch(id string, now time.Time) {
+	if v.db != nil {
+		v.db.Touch(id, now.UTC())
+		return
+	}
 	_ = atomicfile.WriteFile(v.s.seenPath(id), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o600)
 }
 
 // lastSeen reads server id's last-seen time; zero when unknown.
-func (s *Store) lastSeen(id string) time.Time {
-	data, err := atomicfile.ReadFile(s.seenPath(id), maxSeenSize)
+func (v *view) lastSeen(id string) time.Time {
+	if v.db != nil {
+		return v.db.LastSeen(id)
+	}
+	data, err := atomicfile.ReadFile(v.s.seenPath(id), maxSeenSize)
 	if err != nil {
 		return time.Time{}
 	}

@@ -13,6 +13,18 @@ import (
 	"golang.org/x/mod/sumdb/note"
 )
 
+// A SeenStore keeps, for each pinned log key, the last checkpoint a
+// verifier accepted: the files under $MCPSEAL_HOME (Seen) or a fleet's
+// database (pgstate), so that every replica proves the log only grew since
+// any of them last looked.
+type SeenStore interface {
+	// Load returns the last accepted checkpoint for key, nil when there
+	// is none; a stored checkpoint that no longer verifies is an error.
+	Load(key note.Verifier) (*SignedCheckpoint, error)
+	// Store records c as the last accepted checkpoint for key.
+	Store(key note.Verifier, c *SignedCheckpoint) error
+}
+
 // A Seen store keeps, for each pinned log key, the last checkpoint this
 // verifier accepted, so that the next verification can prove the log only
 // grew. It lives under $MCPSEAL_HOME/tlog/seen (0700), one file per key:

@@ -29,7 +29,7 @@ type VerifyOptions struct {
 	Quorum    int
 	// Seen, when set, holds the last checkpoint this verifier accepted:
 	// the log must extend it, and a verified log's checkpoint replaces it.
-	Seen *Seen
+	Seen SeenStore
 	// Prove lists entry indexes whose inclusion proofs are built from the
 	// tiles and checked against the signed root.
 	Prove []int64

@@ -3,8 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os/user"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -14,9 +16,11 @@ import (
 func init() { register(newApproveCmd) }
 
 func newApproveCmd(e *env) *cobra.Command {
+	var state string
 	var (
 		yes    bool
 		digest string
+		by     string
 	)
 	cmd := &cobra.Command{
 		Use:   "approve ID [--yes] [--digest D]",
@@ -32,19 +36,25 @@ contract digest. Asks for confirmation on a terminal; without one, --yes
 is required. ID is the server's id or its label.`,
 		Args: exactArgs(1, "one server id or label"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runApprove(e, args[0], yes, digest)
+			return runApprove(e, state, args[0], yes, digest, by)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve without asking")
 	cmd.Flags().StringVar(&digest, "digest", "", "approve this pending set: its review-set digest, or the pending contract digest of a single pending profile (64 hex characters)")
+	cmd.Flags().StringVar(&by, "by", "", "record this name as the approver in the event chain (default the OS user)")
+	addStateFlag(cmd, &state)
 	return cmd
 }
 
-func runApprove(e *env, ref string, yes bool, digest string) error {
-	st, err := openStore(e)
+func runApprove(e *env, state string, ref string, yes bool, digest, by string) error {
+	if by == "" {
+		by = osUser()
+	}
+	st, done, err := openStateStore(e, state)
 	if err != nil {
 		return err
 	}
+	defer done()
 	rec, err := st.Get(ref)
 	if err != nil {
 		return storeError(err)
@@ -86,7 +96,7 @@ func runApprove(e *env, ref string, yes bool, digest string) error {
 	if err := confirm(e, yes, q); err != nil {
 		return err
 	}
-	if err := st.Approve(rec.ID, digest, time.Now()); err != nil {
+	if err := st.ApproveBy(rec.ID, digest, by, time.Now()); err != nil {
 		if errors.Is(err, pin.ErrPendingMoved) {
 			return withHint(err, "%s", review)
 		}
@@ -109,4 +119,19 @@ func isHexDigest(s string) bool {
 		}
 	}
 	return true
+}
+
+// osUser names the person running the command, for the event chain: the
+// login name, "" when it cannot be told or is not one printable line.
+func osUser() string {
+	u, err := user.Current()
+	if err != nil || len(u.Username) > 128 {
+		return ""
+	}
+	for _, r := range u.Username {
+		if !unicode.IsPrint(r) || r == ' ' {
+			return ""
+		}
+	}
+	return u.Username
 }

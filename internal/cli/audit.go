@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -31,6 +32,7 @@ never arguments, results, descriptions or credentials (see docs/audit.md).`,
 
 func newAuditVerifyCmd(e *env) *cobra.Command {
 	var asJSON bool
+	var state string
 	cmd := &cobra.Command{
 		Use:   "verify [--json]",
 		Short: "Check the audit log's hash chain across every file",
@@ -39,9 +41,10 @@ current and rotated files, the file names, the prune records and the head.
 Exits 1 and lists the faults when a line was changed, removed, inserted or
 reordered, or a file was removed.`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAuditVerify(e, asJSON) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runAuditVerify(e, asJSON, state) },
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/audit.md)")
+	addStateFlag(cmd, &state)
 	return cmd
 }
 
@@ -60,14 +63,10 @@ type auditVerifyJSON struct {
 	*audit.Report
 }
 
-func runAuditVerify(e *env, asJSON bool) error {
-	home, err := auditHome(e)
+func runAuditVerify(e *env, asJSON bool, state string) error {
+	rep, where, err := verifyAuditLog(e, state)
 	if err != nil {
 		return err
-	}
-	rep, err := audit.Verify(home)
-	if err != nil {
-		return fmt.Errorf("verifying the audit log: %w", err)
 	}
 	if asJSON {
 		if err := writeJSON(e.stdout, auditVerifyJSON{Version: jsonVersion, OK: rep.OK(), Report: rep}); err != nil {
@@ -93,7 +92,7 @@ func runAuditVerify(e *env, asJSON bool) error {
 	}
 	if !rep.OK() {
 		return exitWith(ExitFailure, withHint(fmt.Errorf("the audit log failed verification (%d faults)", len(rep.Faults)),
-			"keep a copy of %s for investigation; the log is tamper-evident, not tamper-proof", audit.Dir(home)))
+			"keep a copy of %s for investigation; the log is tamper-evident, not tamper-proof", where))
 	}
 	if rep.Events == 0 {
 		fmt.Fprintln(e.stdout, "audit log ok: no events yet")
@@ -105,6 +104,7 @@ func runAuditVerify(e *env, asJSON bool) error {
 
 func newAuditTailCmd(e *env) *cobra.Command {
 	var asJSON bool
+	var state string
 	var n int
 	var subject string
 	cmd := &cobra.Command{
@@ -117,12 +117,13 @@ first. It reads for display; 'mcpseal audit verify' is the integrity check.`,
 			if n < 1 || n > audit.MaxTail {
 				return &usageError{withHint(fmt.Errorf("-n must be between 1 and %d", audit.MaxTail), "see 'mcpseal audit tail --help'")}
 			}
-			return runAuditTail(e, n, asJSON, subject)
+			return runAuditTail(e, n, asJSON, subject, state)
 		},
 	}
 	cmd.Flags().StringVar(&subject, "subject", "", "only events of this authenticated `SUBJECT` (the team gateway's callers)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/audit.md)")
 	cmd.Flags().IntVarP(&n, "lines", "n", 20, "how many events to show")
+	addStateFlag(cmd, &state)
 	return cmd
 }
 
@@ -133,20 +134,10 @@ type auditTailJSON struct {
 	Skipped int           `json:"skipped"`
 }
 
-func runAuditTail(e *env, n int, asJSON bool, subject string) error {
-	home, err := auditHome(e)
+func runAuditTail(e *env, n int, asJSON bool, subject, state string) error {
+	events, skipped, err := tailAuditLog(e, n, subject, state)
 	if err != nil {
 		return err
-	}
-	var keep func(*audit.Event) bool
-	if subject != "" {
-		// The log holds subjects reduced to its safe set; so is the filter.
-		want := audit.ReduceSubject(subject)
-		keep = func(ev *audit.Event) bool { return ev.Subject == want }
-	}
-	events, skipped, err := audit.TailMatching(home, n, keep)
-	if err != nil {
-		return fmt.Errorf("reading the audit log: %w", err)
 	}
 	if asJSON {
 		if events == nil {
@@ -213,4 +204,77 @@ func short(d string) string {
 		return d[:12]
 	}
 	return d
+}
+
+// verifyAuditLog verifies the audit log in the state database state names,
+// else under $MCPSEAL_HOME; where names it for a hint.
+func verifyAuditLog(e *env, state string) (*audit.Report, string, error) {
+	url, err := stateURL(e, state)
+	if err != nil {
+		return nil, "", err
+	}
+	if url != "" {
+		db, err := openStateDB(url, false)
+		if err != nil {
+			return nil, "", err
+		}
+		defer db.Close()
+		rep, err := db.VerifyAudit(context.Background())
+		if err != nil {
+			return nil, "", fmt.Errorf("verifying the audit log: %w", err)
+		}
+		return rep, "the table mcpseal_audit_events of " + db.Name(), nil
+	}
+	home, err := auditHome(e)
+	if err != nil {
+		return nil, "", err
+	}
+	rep, err := audit.Verify(home)
+	if err != nil {
+		return nil, "", fmt.Errorf("verifying the audit log: %w", err)
+	}
+	return rep, audit.Dir(home), nil
+}
+
+// tailAuditLog reads the last n events of the audit log state names,
+// else of the one under $MCPSEAL_HOME; with subject, only that
+// authenticated caller's events.
+func tailAuditLog(e *env, n int, subject, state string) ([]audit.Event, int, error) {
+	url, err := stateURL(e, state)
+	if err != nil {
+		return nil, 0, err
+	}
+	// The log holds subjects reduced to its safe set; so is the filter.
+	want := ""
+	if subject != "" {
+		want = audit.ReduceSubject(subject)
+	}
+	var (
+		events  []audit.Event
+		skipped int
+	)
+	if url != "" {
+		db, err := openStateDB(url, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer db.Close()
+		events, skipped, err = db.TailAudit(context.Background(), n, want)
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading the audit log: %w", err)
+		}
+		return events, skipped, nil
+	}
+	home, err := auditHome(e)
+	if err != nil {
+		return nil, 0, err
+	}
+	var keep func(*audit.Event) bool
+	if want != "" {
+		keep = func(ev *audit.Event) bool { return ev.Subject == want }
+	}
+	if events, skipped, err = audit.TailMatching(home, n, keep); err != nil {
+		return nil, 0, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return events, skipped, nil
 }

@@ -13,6 +13,7 @@ import (
 func init() { register(newForgetCmd) }
 
 func newForgetCmd(e *env) *cobra.Command {
+	var state string
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "forget ID [--yes]",
@@ -27,18 +28,20 @@ for confirmation on a terminal; without one, --yes is required. ID is the
 server's id, or the label of an intact pin.`,
 		Args: exactArgs(1, "one server id or label"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runForget(e, args[0], yes)
+			return runForget(e, state, args[0], yes)
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "forget without asking")
+	addStateFlag(cmd, &state)
 	return cmd
 }
 
-func runForget(e *env, ref string, yes bool) error {
-	st, err := openStore(e)
+func runForget(e *env, state string, ref string, yes bool) error {
+	st, done, err := openStateStore(e, state)
 	if err != nil {
 		return err
 	}
+	defer done()
 	id, what := ref, "server "+ref
 	rec, err := st.Get(ref)
 	var te *pin.TamperError

@@ -40,6 +40,7 @@ type gatewayFlags struct {
 	logLevel      string
 	policy        string
 	team          teamFlags
+	state         string
 }
 
 func newGatewayCmd(e *env) *cobra.Command {
@@ -98,6 +99,7 @@ The routes file is documented in docs/gateway.md:
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")
 	fl.StringVar(&f.policy, "policy", "", "host policy `FILE` for routes that name none (default $MCPSEAL_HOME/policy.json when it exists)")
 	addTeamFlags(fl, &f.team)
+	addStateFlag(cmd, &f.state)
 	return cmd
 }
 
@@ -135,14 +137,11 @@ func runGateway(e *env, f gatewayFlags) error {
 	if err != nil {
 		return err
 	}
-	home, err := pin.DefaultHome(e.getenv)
+	store, closeStore, err := gatewayStore(e, f.state, logger)
 	if err != nil {
 		return err
 	}
-	store, err := pin.Open(home)
-	if err != nil {
-		return withHint(err, "mcpseal keeps its pins in $MCPSEAL_HOME (default ~/.mcpseal)")
-	}
+	defer closeStore()
 	var token string
 	if f.team.auth == "" {
 		if token, err = launchToken(e, f); err != nil {
@@ -160,7 +159,7 @@ func runGateway(e *env, f gatewayFlags) error {
 			pol = f.policy
 		}
 		g, err := buildGuard(e, hostSpec{id: id, name: spec.Name, argv: spec.Command, url: spec.URL,
-			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != ""}, logger.With("route", route))
+			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != "", pins: store, state: f.state}, logger.With("route", route))
 		if err != nil {
 			return httpgw.Guard{}, err
 		}

@@ -199,7 +199,7 @@ func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes, logger *sl
 		if pol != nil {
 			ip.routes[name] = pol.Server(policy.Server{ID: id.ID, Label: id.Label, IdentityChecked: true})
 		}
-		sink, err := openAudit(e, pol, id, logger.With("route", name))
+		sink, err := openAudit(e, pol, id, logger.With("route", name), f.state)
 		switch {
 		case err != nil && pol != nil && pol.Audit().Required:
 			ip.close()

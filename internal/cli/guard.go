@@ -32,6 +32,10 @@ type hostSpec struct {
 	// subject-restricted tools from everyone).
 	who             *oauth.Identity
 	identityChecked bool
+	// pins is the pin store when the caller opened it (the gateway);
+	// else state names the database (--state), "" for $MCPSEAL_HOME.
+	pins  *pin.Store
+	state string
 }
 
 // hostGuard is the host's decisions for one server beyond its pin: the
@@ -76,7 +80,7 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 	if err != nil {
 		return nil, exitWith(ExitRefused, withHint(fmt.Errorf("host policy: %w", err), "check it with 'mcpseal policy-check'"))
 	}
-	sink, err := openAudit(e, pol, s.id, logger)
+	sink, err := openAudit(e, pol, s.id, logger, s.state)
 	if err != nil {
 		if pol != nil && pol.Audit().Required {
 			return nil, exitWith(ExitRefused, withHint(fmt.Errorf("audit log: %w", err), "the host policy requires the audit log"))
@@ -100,6 +104,14 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 		}
 		sink.record(ev)
 		g.hooks = composeHooks(sink.hooks(), g.hooks)
+	}
+	if g.baseline == nil && s.pins != nil {
+		g.baseline = s.pins
+	}
+	if g.baseline == nil {
+		if err := g.useStateDB(e, s.state, logger); err != nil {
+			return nil, err
+		}
 	}
 	if g.baseline == nil {
 		home, err := pin.DefaultHome(e.getenv)
@@ -133,6 +145,9 @@ func (h heldStore) Observe(pin.Identity, pin.Observation, *contract.Contract, pi
 // useLock makes the team lock the baseline, when it lists the server,
 // and runs the locked package version.
 func (g *hostGuard) useLock(e *env, s hostSpec, logger *slog.Logger) error {
+	if err := useStateSequences(e, &s, logger); err != nil {
+		return exitWith(ExitRefused, err)
+	}
 	lg, err := openLock(e, s.lock, s.name)
 	if err != nil {
 		return exitWith(ExitRefused, err)

@@ -10,24 +10,27 @@ import (
 func init() { register(newListCmd) }
 
 func newListCmd(e *env) *cobra.Command {
+	var state string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list [--json]",
 		Short: "List the pinned servers, when they were last seen, pending drift, and servers awaiting first approval",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runList(e, asJSON)
+			return runList(e, state, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/pin-store.md)")
+	addStateFlag(cmd, &state)
 	return cmd
 }
 
-func runList(e *env, asJSON bool) error {
-	st, err := openStore(e)
+func runList(e *env, state string, asJSON bool) error {
+	st, done, err := openStateStore(e, state)
 	if err != nil {
 		return err
 	}
+	defer done()
 	sums, err := st.List()
 	if err != nil {
 		return storeError(err)

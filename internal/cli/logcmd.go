@@ -481,11 +481,13 @@ $MCPSEAL_HOME/tlog/evidence/.`,
 	cmd.Flags().IntVar(&o.quorum, "quorum", 0, "how many known witnesses must have cosigned")
 	cmd.Flags().StringArrayVar(&o.entries, "entry", nil, "an entry index to prove included; repeatable")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	addStateFlag(cmd, &o.state)
 	return cmd
 }
 
 type logVerifyOpts struct {
 	dir, key  string
+	state     string // the state database keeping the accepted checkpoints
 	witnesses []string
 	quorum    int
 	entries   []string
@@ -541,7 +543,12 @@ func runLogVerify(e *env, o logVerifyOpts) error {
 	if err != nil {
 		return err
 	}
-	opts := tlog.VerifyOptions{Key: key, Witnesses: ws, Quorum: o.quorum, Seen: tlog.SeenDir(home)}
+	seen, closeSeen, err := seenStore(e, o.state, home)
+	if err != nil {
+		return err
+	}
+	defer closeSeen()
+	opts := tlog.VerifyOptions{Key: key, Witnesses: ws, Quorum: o.quorum, Seen: seen}
 	for _, s := range o.entries {
 		i, err := parseIndex(s)
 		if err != nil {

@@ -95,7 +95,7 @@ func runLookup(e *env, logDir, keyFile string, port int) error {
 type logSource struct {
 	dir  string
 	key  note.Verifier
-	seen *tlog.Seen
+	seen tlog.SeenStore
 
 	mu   sync.Mutex
 	note []byte

@@ -16,6 +16,7 @@ import (
 func init() { register(newReviewCmd) }
 
 func newReviewCmd(e *env) *cobra.Command {
+	var state string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "review ID [--json]",
@@ -32,18 +33,20 @@ another contract to any profile before the approval, approve refuses. ID
 is the server's id or its label.`,
 		Args: exactArgs(1, "one server id or label"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReview(e, args[0], asJSON)
+			return runReview(e, state, args[0], asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the changes with their labels and digests (see docs/pin-store.md)")
+	addStateFlag(cmd, &state)
 	return cmd
 }
 
-func runReview(e *env, ref string, asJSON bool) error {
-	st, err := openStore(e)
+func runReview(e *env, state string, ref string, asJSON bool) error {
+	st, done, err := openStateStore(e, state)
 	if err != nil {
 		return err
 	}
+	defer done()
 	rec, err := st.Get(ref)
 	if err != nil {
 		return storeError(err)

@@ -37,6 +37,7 @@ type runFlags struct {
 	verifyTimeout time.Duration
 	logLevel      string
 	home          string
+	state         string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -114,6 +115,7 @@ In a client's config, replace the server's command with:
 		},
 	}
 	fl := cmd.Flags()
+	addStateFlag(cmd, &f.state)
 	fl.StringVar(&f.name, "name", "", "the server's `NAME` (its identity); default: a digest of the command line")
 	fl.StringVar(&f.posture, "posture", "guard", "`guard`, strict or monitor")
 	fl.StringVar(&f.home, "home", "", "keep pins and all other state in `DIR` (absolute; overrides $MCPSEAL_HOME, which a client may not pass on)")
@@ -208,7 +210,7 @@ func runServer(e *env, f runFlags, argv []string) error {
 		plan.id = pin.IdentityForArgv(argv)
 	}
 	logger = logger.With("server", plan.id.Label)
-	guard, err := buildGuard(e, hostSpec{id: plan.id, name: plan.name, argv: plan.argv, url: f.remote.url, lock: f.lock, policy: f.policy, posture: posture, pinnedArgv: plan.profile != nil}, logger)
+	guard, err := buildGuard(e, hostSpec{id: plan.id, name: plan.name, argv: plan.argv, url: f.remote.url, lock: f.lock, policy: f.policy, posture: posture, pinnedArgv: plan.profile != nil, state: f.state}, logger)
 	if err != nil {
 		return err
 	}

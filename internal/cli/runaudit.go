@@ -28,7 +28,7 @@ const (
 // auditSink writes the gate's decisions to the audit log off the gate's
 // lock, in order.
 type auditSink struct {
-	lg      *audit.Log
+	lg      auditWriter
 	id      pin.Identity
 	log     *slog.Logger
 	ch      chan audit.Event
@@ -44,18 +44,19 @@ type auditSink struct {
 	subject, issuer, client, jti string
 }
 
-// openAudit opens $MCPSEAL_HOME/audit with the policy's settings (p may
-// be nil). The audit log records decisions, never content.
-func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger) (*auditSink, error) {
-	home, err := pin.DefaultHome(e.getenv)
-	if err != nil {
-		return nil, err
-	}
-	o := audit.Options{}
-	if p != nil {
-		o.MaxFileBytes, o.MaxFiles = p.Audit().MaxFileBytes, p.Audit().MaxFiles
-	}
-	lg, err := audit.Open(home, o)
+// auditWriter is where a sink writes: the files under $MCPSEAL_HOME/audit
+// (audit.Log) or the state database's log (pgstate.AuditLog).
+type auditWriter interface {
+	AppendAll([]audit.Event) error
+	Close() error
+}
+
+// openAudit opens the audit log: the state database's when state (or
+// $MCPSEAL_STATE) names one, else $MCPSEAL_HOME/audit with the policy's
+// settings (p may be nil). The audit log records decisions, never
+// content.
+func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger, state string) (*auditSink, error) {
+	lg, err := openAuditWriter(e, p, log, state)
 	if err != nil {
 		return nil, err
 	}
@@ -211,4 +212,27 @@ func (a *auditSink) close() error {
 		a.log.Error("audit log: events dropped", "count", n)
 	}
 	return a.lg.Close()
+}
+
+func openAuditWriter(e *env, p *policy.Policy, log *slog.Logger, state string) (auditWriter, error) {
+	url, err := stateURL(e, state)
+	if err != nil {
+		return nil, err
+	}
+	if url != "" {
+		db, err := sharedStateDB(url, log)
+		if err != nil {
+			return nil, err
+		}
+		return db.Audit(), nil
+	}
+	home, err := pin.DefaultHome(e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	o := audit.Options{}
+	if p != nil {
+		o.MaxFileBytes, o.MaxFiles = p.Audit().MaxFileBytes, p.Audit().MaxFiles
+	}
+	return audit.Open(home, o)
 }

@@ -17,6 +17,9 @@ type runLockFlags struct {
 	onlyLocked bool
 	events     string
 	hostConfig string
+	// sequences, when set, is where accepted manifests are recorded
+	// instead of the host config's file (the state database).
+	sequences lock.SequenceStore
 }
 
 // lockGate is the team lock as the gate's baseline: it replaces trust on
@@ -43,6 +46,9 @@ func openLock(e *env, f runLockFlags, name string) (*lockGate, error) {
 		var err error
 		if host, err = lock.LoadHostConfig(hc); err != nil {
 			return nil, fmt.Errorf("lock host config: %w", err)
+		}
+		if f.sequences != nil {
+			host.UseSequences(f.sequences)
 		}
 	}
 	l, err := lock.Load(f.path, host)

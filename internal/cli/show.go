@@ -12,6 +12,7 @@ import (
 func init() { register(newShowCmd) }
 
 func newShowCmd(e *env) *cobra.Command {
+	var state string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID [--json]",
@@ -24,18 +25,20 @@ server first seen under the strict posture has no profile pinned until its
 first contract is reviewed and approved. ID is the server's id or its label.`,
 		Args: exactArgs(1, "one server id or label"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runShow(e, args[0], asJSON)
+			return runShow(e, state, args[0], asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/pin-store.md)")
+	addStateFlag(cmd, &state)
 	return cmd
 }
 
-func runShow(e *env, ref string, asJSON bool) error {
-	st, err := openStore(e)
+func runShow(e *env, state string, ref string, asJSON bool) error {
+	st, done, err := openStateStore(e, state)
 	if err != nil {
 		return err
 	}
+	defer done()
 	rec, err := st.Get(ref)
 	if err != nil {
 		return storeError(err)

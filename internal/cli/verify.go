@@ -9,6 +9,7 @@ import (
 func init() { register(newVerifyCmd) }
 
 func newVerifyCmd(e *env) *cobra.Command {
+	var state string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify [--json]",
@@ -18,18 +19,20 @@ record file against its latest event. Exits 1 and lists the faults when
 anything was tampered with, deleted or planted.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVerify(e, asJSON)
+			return runVerify(e, state, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/pin-store.md)")
+	addStateFlag(cmd, &state)
 	return cmd
 }
 
-func runVerify(e *env, asJSON bool) error {
-	st, err := openStore(e)
+func runVerify(e *env, state string, asJSON bool) error {
+	st, done, err := openStateStore(e, state)
 	if err != nil {
 		return err
 	}
+	defer done()
 	rep, err := st.Verify()
 	if err != nil {
 		return fmt.Errorf("verifying the pin store: %w", err)
