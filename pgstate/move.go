@@ -42,7 +42,7 @@ func (d *DB) ImportPins(ctx context.Context, snap *pin.Snapshot) error {
 	if err := snap.Check(); err != nil {
 		return err
 	}
-	ctx, tx, done, err := d.begin(ctx, 30, pgx.TxOptions{}, "importing pins", lockSQL, pinLock)
+	ctx, tx, done, err := d.begin(ctx, 30, pgx.TxOptions{}, "importing pins", pinLockSQL)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (d *DB) ImportAudit(ctx context.Context, lines [][]byte, headSeq int64, hea
 	if rep := lv.Report(); !rep.OK() {
 		return fmt.Errorf("the audit log to import does not verify (%d faults)", len(rep.Faults))
 	}
-	ctx, tx, done, err := d.begin(ctx, 30, pgx.TxOptions{}, "importing the audit log", lockSQL, auditLock)
+	ctx, tx, done, err := d.begin(ctx, 30, pgx.TxOptions{}, "importing the audit log", auditLockSQL)
 	if err != nil {
 		return err
 	}

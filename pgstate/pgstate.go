@@ -22,14 +22,14 @@
 //
 // # Concurrency
 //
-// Every change runs in one READ COMMITTED transaction that first takes a
-// transaction-scoped advisory lock (pinLock): changes are serialised
+// Every change runs in one READ COMMITTED transaction that first locks
+// the events table in EXCLUSIVE mode (pinLockSQL): changes are serialised
 // across every replica, so 20 first sessions of one new server on 3
 // replicas pin exactly one contract and the others verify against it.
 // Reads run in a REPEATABLE READ, READ ONLY transaction: one snapshot. A
 // commit writes the event and the record in the same transaction, so a
-// replica killed mid-change leaves either both or neither; the advisory
-// lock dies with its session.
+// replica killed mid-change leaves either both or neither; the lock dies
+// with its transaction.
 //
 // # Connection strings
 //
@@ -106,7 +106,7 @@ func parse(dsn string) (*pgxpool.Config, error) {
 		// url's errors quote the input, which may hold secrets.
 		return nil, errors.New("the state database URL does not parse")
 	}
-	if _, has := u.User.Password(); has || u.Query().Has("password") {
+	if _, has := u.User.Password(); has || u.Query().Has("password") || u.Query().Has("sslpassword") {
 		return nil, errors.New("the state database URL carries a password; give it in PGPASSWORD, a passfile or ~/.pgpass instead")
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -139,6 +139,12 @@ func connect(ctx context.Context, dsn string, o Options) (*DB, error) {
 		cfg.MaxConns = o.MaxConns
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "mcpseal"
+	if _, set := cfg.ConnConfig.RuntimeParams["search_path"]; !set {
+		// Not the default "$user", public: a role that may create a
+		// schema named after mcpseal's role would put its own tables in
+		// front of mcpseal's, and every replica would read its store.
+		cfg.ConnConfig.RuntimeParams["search_path"] = "public"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", Redact(dsn), scrub(err))
@@ -219,8 +225,16 @@ func (d *DB) begin(parent context.Context, scale int, opts pgx.TxOptions, doing,
 	return ctx, tx, done, nil
 }
 
-// lockSQL takes one transaction-scoped advisory lock.
-const lockSQL = `SELECT pg_advisory_xact_lock($1)`
+// Changes are serialised by table locks, held to the transaction's end.
+// Not advisory locks: taking one needs no privilege at all, so any role
+// that may connect could hold mcpseal's key and stall every replica; a
+// table lock in EXCLUSIVE mode needs a write privilege on the table (and
+// still lets plain reads through).
+const (
+	pinLockSQL      = `LOCK TABLE mcpseal_pin_events IN EXCLUSIVE MODE`
+	auditLockSQL    = `LOCK TABLE mcpseal_audit_events IN EXCLUSIVE MODE`
+	sequenceLockSQL = `LOCK TABLE mcpseal_lock_sequences IN EXCLUSIVE MODE`
+)
 
 // readOnly is the options of a transaction that reads one snapshot.
 var readOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
@@ -297,11 +311,9 @@ func (e *dbError) Error() string {
 // SQLState returns the error's SQLSTATE code.
 func (e *dbError) SQLState() string { return e.code }
 
-// Advisory lock keys: fixed, so that every replica and every version
-// takes the same lock.
-const (
-	schemaLock int64 = 0x6d6370_7365616c // "mcpseal" as a number, schema changes
-	pinLock    int64 = 0x6d6370_70696e73 // pin store changes
-)
+// schemaLock is the advisory lock key of schema changes (migrate runs
+// before the tables it would lock exist): fixed, so that every replica and
+// every version takes the same lock.
+const schemaLock int64 = 0x6d6370_7365616c // "mcpseal" as a number
 
 func itoa(n int) string { return strconv.Itoa(n) }

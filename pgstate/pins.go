@@ -37,9 +37,9 @@ func (b pinBackend) Generation(id string) uint64 {
 func (b pinBackend) Begin(exclusive bool) (pin.Txn, error) {
 	opts, lock := readOnly, ""
 	if exclusive {
-		opts, lock = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, lockSQL
+		opts, lock = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, pinLockSQL
 	}
-	ctx, tx, done, err := b.d.begin(context.Background(), 1, opts, "opening the pin store", lock, pinLock)
+	ctx, tx, done, err := b.d.begin(context.Background(), 1, opts, "opening the pin store", lock)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func (s sequences) Accept(key string, sequence uint64, lockDigest string) error 
 	}
 	// Serialise the first record of a key too: FOR UPDATE locks only
 	// rows that exist.
-	ctx, tx, done, err := d.begin(context.Background(), 1, pgx.TxOptions{}, "lock: sequence store", `SELECT pg_advisory_xact_lock($1, hashtext($2))`, sequenceLock, key)
+	ctx, tx, done, err := d.begin(context.Background(), 1, pgx.TxOptions{}, "lock: sequence store", sequenceLockSQL)
 	if err != nil {
 		return err
 	}
@@ -63,9 +63,6 @@ func (s sequences) Accept(key string, sequence uint64, lockDigest string) error 
 	return nil
 }
 
-// sequenceLock is the first key of the lock sequence store's advisory
-// locks (the second is the lock's key hashed).
-const sequenceLock int32 = 0x6c6f636b // "lock"
 
 // Seen returns the database's store of accepted transparency log
 // checkpoints (tlog.SeenStore).

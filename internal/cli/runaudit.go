@@ -40,6 +40,10 @@ type auditSink struct {
 	// not happen; broken is set once an event could not be written.
 	required bool
 	broken   atomic.Bool
+	// writing is when the append in progress started (UnixNano), 0 when
+	// none is: an append that hangs (a database that accepts connections
+	// and never answers) is as good as a failed one for audit.required.
+	writing atomic.Int64
 	// subject, client and jti name the caller of a team gateway session.
 	subject, issuer, client, jti string
 }
@@ -100,13 +104,30 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger, stat
 					break take
 				}
 			}
-			if err := lg.AppendAll(batch); err != nil {
+			a.writing.Store(time.Now().UnixNano())
+			err := lg.AppendAll(batch)
+			a.writing.Store(0)
+			if err != nil {
 				a.log.Error("audit log: events not written", "count", len(batch), "err", err)
 				a.broken.Store(true)
 			}
 		}
 	}()
 	return a, nil
+}
+
+// auditStall is how long an append may take before audit.required
+// counts the log as failing: far longer than an append to files or to a
+// healthy database takes even on a loaded machine (a spurious refusal
+// would be a call refused for nothing), far shorter than the database's
+// own timeout (10 s of unaudited calls).
+const auditStall = 500 * time.Millisecond
+
+// stalled reports whether the append in progress has taken longer than
+// auditStall.
+func (a *auditSink) stalled() bool {
+	t := a.writing.Load()
+	return t != 0 && time.Since(time.Unix(0, t)) > auditStall
 }
 
 // record queues one event.
@@ -139,7 +160,7 @@ func (a *auditSink) hooks() gate.Hooks {
 	h := gate.Hooks{Event: a.gateEvent}
 	if a.required {
 		h.Call = func(gate.CallInfo) gate.Verdict {
-			if !a.broken.Load() {
+			if !a.broken.Load() && !a.stalled() {
 				return gate.Verdict{Kind: gate.Allow}
 			}
 			return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: codePolicy,
