@@ -80,6 +80,9 @@ func (m *modernMeta) observation() pin.Observation {
 // FromClient takes one frame from the client.
 func (s *Session) FromClient(frame []byte) []Out {
 	s.out = nil
+	if o := s.cfg.Hooks.Observer; o != nil {
+		o.Took(ToClient, frame)
+	}
 	s.fromClient(frame)
 	return s.flush()
 }

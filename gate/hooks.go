@@ -32,6 +32,21 @@ type Hooks struct {
 	AfterConnect func(profile string, c *contract.Contract) Verdict
 	// Event receives an audit event for every decision the gate makes.
 	Event func(Event)
+	// Observer, when set, is shown the frames the gate takes and emits,
+	// for traces and metrics; it never decides anything.
+	Observer Observer
+}
+
+// Observer watches a session's traffic after the gate has judged it. It is
+// called under the transport's lock, like every hook: it must not block,
+// keep the frames, or change them.
+type Observer interface {
+	// Took is called with each frame a peer sent, before the gate judges
+	// it; from is the peer it came from (ToClient for the client).
+	Took(from Side, frame []byte)
+	// Emitted is called with the frames the gate hands the transport, in
+	// order, whatever caused them (a frame, a timer, a resumed decision).
+	Emitted(out []Out)
 }
 
 // Shape is what the client sees of one definition.

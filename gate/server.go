@@ -12,6 +12,9 @@ import (
 // FromServer takes one frame from the server.
 func (s *Session) FromServer(frame []byte) []Out {
 	s.out = nil
+	if o := s.cfg.Hooks.Observer; o != nil {
+		o.Took(ToServer, frame)
+	}
 	s.fromServer(frame)
 	return s.flush()
 }
