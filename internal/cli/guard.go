@@ -12,6 +12,7 @@ import (
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/telemetry"
 )
 
 // hostSpec is what the host's decisions about one server depend on.
@@ -36,6 +37,8 @@ type hostSpec struct {
 	// else state names the database (--state), "" for $MCPSEAL_HOME.
 	pins  *pin.Store
 	state string
+	// tel, when set, meters and traces the session.
+	tel *telemetry.Telemetry
 }
 
 // hostGuard is the host's decisions for one server beyond its pin: the
@@ -113,6 +116,7 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 			return nil, err
 		}
 	}
+	g.observe(s.tel, s, sink)
 	if g.baseline == nil {
 		home, err := pin.DefaultHome(e.getenv)
 		if err != nil {

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcpseal/mcpseal/telemetry"
+)
+
+// telemetryFlags are run's and the gateway's exporters; none is on unless
+// given (or, for traces, an OTEL_EXPORTER_OTLP_*ENDPOINT variable is set).
+type telemetryFlags struct {
+	metricsListen string
+	otlpEndpoint  string
+	otlpProtocol  string
+}
+
+func (f *telemetryFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`ADDR`/metrics (IP:PORT, or :PORT for 127.0.0.1; e.g. 127.0.0.1:9464); see docs/observability.md")
+	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export traces to the OpenTelemetry collector at `URL` (default $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or $OTEL_EXPORTER_OTLP_ENDPOINT; none when unset)")
+	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "`PROTOCOL` for --otlp-endpoint: http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+}
+
+// startTelemetry starts the exporters the flags and the OTEL_* variables
+// configure; nil when none is.
+func startTelemetry(e *env, f telemetryFlags, logger *slog.Logger) (*telemetry.Telemetry, error) {
+	t, err := telemetry.Start(telemetry.Config{
+		MetricsListen: f.metricsListen,
+		OTLPEndpoint:  f.otlpEndpoint,
+		OTLPProtocol:  f.otlpProtocol,
+		Getenv:        e.getenv,
+		Logger:        logger,
+	})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	if a := t.MetricsAddr(); a != nil {
+		logger.Info("metrics endpoint listening", "addr", a.String())
+	}
+	return t, nil
+}
+
+// observe adds the session's telemetry to the guard (a nil t adds none).
+func (g *hostGuard) observe(t *telemetry.Telemetry, s hostSpec, sink *auditSink) {
+	if t == nil {
+		return
+	}
+	if sink != nil {
+		remove := t.AuditQueue(func() int { return len(sink.ch) }, sink.dropped.Load)
+		g.closers = append(g.closers, func() error { remove(); return nil })
+	}
+	ts := t.Session(s.id.ID, s.id.Label)
+	g.hooks = ts.Hooks(g.hooks)
+	g.closers = append(g.closers, ts.Close)
+}
