@@ -155,6 +155,11 @@ func runGateway(e *env, f gatewayFlags) error {
 		return err
 	}
 	defer tel.Close()
+	exp, err := startAuditExport(e, f.tel.auditExport, logger)
+	if err != nil {
+		return err
+	}
+	defer exp.Close()
 	out := &lockedWriter{w: e.stderr}
 	rep := &gatewayReporter{w: out}
 	// Every session of every route gets the decisions `mcpseal run`
@@ -166,7 +171,7 @@ func runGateway(e *env, f gatewayFlags) error {
 			pol = f.policy
 		}
 		g, err := buildGuard(e, hostSpec{id: id, name: spec.Name, argv: spec.Command, url: spec.URL,
-			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != "", pins: store, state: f.state, tel: tel}, logger.With("route", route))
+			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != "", pins: store, state: f.state, tel: tel, export: exp}, logger.With("route", route))
 		if err != nil {
 			return httpgw.Guard{}, err
 		}

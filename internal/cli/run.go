@@ -217,7 +217,12 @@ func runServer(e *env, f runFlags, argv []string) error {
 		return err
 	}
 	defer tel.Close()
-	guard, err := buildGuard(e, hostSpec{id: plan.id, name: plan.name, argv: plan.argv, url: f.remote.url, lock: f.lock, policy: f.policy, posture: posture, pinnedArgv: plan.profile != nil, state: f.state, tel: tel}, logger)
+	exp, err := startAuditExport(e, f.tel.auditExport, logger)
+	if err != nil {
+		return err
+	}
+	defer exp.Close()
+	guard, err := buildGuard(e, hostSpec{id: plan.id, name: plan.name, argv: plan.argv, url: f.remote.url, lock: f.lock, policy: f.policy, posture: posture, pinnedArgv: plan.profile != nil, state: f.state, tel: tel, export: exp}, logger)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,16 @@
 package cli
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/siem"
 	"github.com/mcpseal/mcpseal/telemetry"
 )
 
@@ -14,12 +20,47 @@ type telemetryFlags struct {
 	metricsListen string
 	otlpEndpoint  string
 	otlpProtocol  string
+	auditExport   string
 }
 
 func (f *telemetryFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://`ADDR`/metrics (IP:PORT, or :PORT for 127.0.0.1; e.g. 127.0.0.1:9464); see docs/observability.md")
 	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export traces to the OpenTelemetry collector at `URL` (default $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or $OTEL_EXPORTER_OTLP_ENDPOINT; none when unset)")
 	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "`PROTOCOL` for --otlp-endpoint: http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	addAuditExportFlag(fl, &f.auditExport)
+}
+
+func addAuditExportFlag(fl *pflag.FlagSet, p *string) {
+	fl.StringVar(p, "audit-export", "", "ship the audit log to the sinks of `FILE` (default $MCPSEAL_HOME/audit-export.json when it exists); see docs/audit.md")
+}
+
+// auditExportName is the export file's name under $MCPSEAL_HOME.
+const auditExportName = "audit-export.json"
+
+// startAuditExport starts shipping the audit log to the configured sinks;
+// nil when none is configured. A configured file that cannot be read
+// stops mcpseal before any server starts: an export the user asked for
+// is never silently off.
+func startAuditExport(e *env, path string, logger *slog.Logger) (*siem.Exporter, error) {
+	home, err := pin.DefaultHome(e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		path = filepath.Join(home, auditExportName)
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	cfg, err := siem.ReadConfig(path)
+	if err != nil {
+		return nil, exitWith(ExitRefused, withHint(err, "see docs/audit.md for the export file"))
+	}
+	ex, err := siem.Start(home, cfg, logger)
+	if err != nil {
+		return nil, exitWith(ExitRefused, err)
+	}
+	return ex, nil
 }
 
 // startTelemetry starts the exporters the flags and the OTEL_* variables
