@@ -14,7 +14,7 @@ import (
 // command).
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "telemetry", "gate", "contract", "jsonrpc", "pin", "policy", "canon", "internal/atomicfile")
+	depcheck.Only(t, "telemetry", "gate", "contract", "jsonrpc", "pin", "policy", "canon", "internal/atomicfile", "internal/otlp")
 }
 
 // TestBinaryLinksNoHeavyClients: the gRPC library and the Prometheus Go

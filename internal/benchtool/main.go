@@ -211,7 +211,7 @@ func run(o options) (*report, error) {
 				return nil, err
 			}
 			defer col.stop()
-			stdio = append(stdio, observedPath(b, home, col.url))
+			stdio = append(stdio, metricsPath(b, home), observedPath(b, home, col.url))
 		}
 	}
 	if o.only["http"] {

@@ -45,3 +45,10 @@ func observedPath(b *binaries, home, collectorURL string) path {
 	argv := append([]string{b.mcpseal, "run", "--name", "bench", "--metrics-listen", "127.0.0.1:0", "--otlp-endpoint", collectorURL, "--"}, server...)
 	return stdioPath("stdio.mcpseal-observed", "mcpseal run, traces+metrics", argv, home, true, true)
 }
+
+// metricsPath is `mcpseal run` with the Prometheus endpoint alone on.
+func metricsPath(b *binaries, home string) path {
+	server := []string{b.sdkserver, b.defs}
+	argv := append([]string{b.mcpseal, "run", "--name", "bench", "--metrics-listen", "127.0.0.1:0", "--"}, server...)
+	return stdioPath("stdio.mcpseal-metrics", "mcpseal run, metrics only", argv, home, true, true)
+}

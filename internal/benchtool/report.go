@@ -70,6 +70,7 @@ var floors = map[string]string{
 	"stdio.mcpseal": "stdio.relay",
 	// -telemetry: the same run with its exporters on, against it off.
 	"stdio.mcpseal-observed": "stdio.mcpseal",
+	"stdio.mcpseal-metrics":  "stdio.mcpseal",
 	"http.gateway-url":       "http.revproxy",
 	"http.gateway-cmd":       "http.bridge",
 }
@@ -224,6 +225,9 @@ func targetsFor(g *genResult) []target {
 	}
 	if m := find(g.Stdio, "stdio.mcpseal-observed"); m != nil {
 		add("run.telemetry.cpu", "run: CPU per call, traces+metrics on vs off", float64(m.CPUVsFloor), 1.15, false, "x")
+	}
+	if m := find(g.Stdio, "stdio.mcpseal-metrics"); m != nil {
+		add("run.metrics.cpu", "run: CPU per call, metrics on vs off", float64(m.CPUVsFloor), 1.15, false, "x")
 	}
 	if m := find(g.HTTP, "http.gateway-url"); m != nil {
 		add("gateway.url.cpu", "gateway url route: CPU vs reverse proxy", float64(m.CPUVsFloor), 2.0, false, "x")
