@@ -83,6 +83,9 @@ func (t *Telemetry) Session(id, label string) *Session {
 	_, _ = rand.Read(b[:])
 	s := &Session{t: t, id: hex.EncodeToString(b[:]), server: id, label: label, pending: make(map[string]*request), ctx: context.Background()}
 	t.m.sessions.Inc()
+	t.mu.Lock()
+	t.open[s] = struct{}{}
+	t.mu.Unlock()
 	if t.tracer != nil {
 		s.ctx, s.span = t.tracer.Start(context.Background(), "mcpseal.session", trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(attribute.String(attrSession, s.id), attribute.String(attrServer, reduce(id)), attribute.String(attrLabel, reduce(label))))
@@ -516,6 +519,9 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	s.t.m.sessions.Dec()
+	s.t.mu.Lock()
+	delete(s.t.open, s)
+	s.t.mu.Unlock()
 	for k, r := range s.pending {
 		s.t.m.requests.Inc(r.method, "unanswered")
 		if r.up != nil && !r.fromServer {

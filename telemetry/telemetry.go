@@ -40,6 +40,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -78,6 +79,12 @@ type Telemetry struct {
 	log     *slog.Logger
 	service string
 	getenv  func(string) string
+
+	// open are the sessions not closed yet: Close ends their spans before
+	// the last export, so that a session a transport closes late (the
+	// gateway's, at shutdown) is not lost.
+	mu   sync.Mutex
+	open map[*Session]struct{}
 }
 
 // ErrMetricsAddress is returned for a --metrics-listen that is not an IP
@@ -103,7 +110,7 @@ func Start(cfg Config) (*Telemetry, error) {
 	if cfg.MetricsListen == "" && tc == nil {
 		return nil, nil
 	}
-	t := &Telemetry{log: cfg.Logger, service: cfg.Service, getenv: cfg.Getenv}
+	t := &Telemetry{log: cfg.Logger, service: cfg.Service, getenv: cfg.Getenv, open: make(map[*Session]struct{})}
 	t.m = newMetrics()
 	if cfg.MetricsListen != "" {
 		if err := t.serveMetrics(cfg.MetricsListen); err != nil {
@@ -189,6 +196,15 @@ const closeGrace = 3 * time.Second
 func (t *Telemetry) Close() error {
 	if t == nil {
 		return nil
+	}
+	t.mu.Lock()
+	open := make([]*Session, 0, len(t.open))
+	for s := range t.open {
+		open = append(open, s)
+	}
+	t.mu.Unlock()
+	for _, s := range open {
+		_ = s.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 	defer cancel()
