@@ -80,9 +80,6 @@ func (m *modernMeta) observation() pin.Observation {
 // FromClient takes one frame from the client.
 func (s *Session) FromClient(frame []byte) []Out {
 	s.out = nil
-	if o := s.cfg.Hooks.Observer; o != nil {
-		o.Took(ToClient, frame)
-	}
 	s.fromClient(frame)
 	return s.flush()
 }
@@ -101,6 +98,9 @@ func (s *Session) fromClient(frame []byte) {
 	if m.Kind == jsonrpc.Batch {
 		s.clientBatch(frame)
 		return
+	}
+	if o := s.cfg.Hooks.Observer; o != nil {
+		o.Took(ToClient, m)
 	}
 	switch s.phase {
 	case phaseClosed:

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
 // Hooks are the host's decisions beyond the contract check: which verified
@@ -41,9 +42,11 @@ type Hooks struct {
 // called under the transport's lock, like every hook: it must not block,
 // keep the frames, or change them.
 type Observer interface {
-	// Took is called with each frame a peer sent, before the gate judges
-	// it; from is the peer it came from (ToClient for the client).
-	Took(from Side, frame []byte)
+	// Took is called with each message a peer sent (each element of a
+	// server's batch; not a client's batch), peeked, before the gate
+	// judges it; from is the peer it came from (ToClient for the client).
+	// The message's slices alias the frame.
+	Took(from Side, m jsonrpc.Message)
 	// Emitted is called with the frames the gate hands the transport, in
 	// order, whatever caused them (a frame, a timer, a resumed decision).
 	Emitted(out []Out)

@@ -12,9 +12,6 @@ import (
 // FromServer takes one frame from the server.
 func (s *Session) FromServer(frame []byte) []Out {
 	s.out = nil
-	if o := s.cfg.Hooks.Observer; o != nil {
-		o.Took(ToServer, frame)
-	}
 	s.fromServer(frame)
 	return s.flush()
 }
@@ -29,6 +26,9 @@ func (s *Session) fromServer(frame []byte) {
 		// sees them; the user does, on stderr, without the content.
 		s.log.Warn("server wrote a line that is not a JSON-RPC message to stdout: not forwarded", "server", s.cfg.Identity.ID, "bytes", len(frame), "err", err)
 		return
+	}
+	if o := s.cfg.Hooks.Observer; o != nil && m.Kind != jsonrpc.Batch {
+		o.Took(ToServer, m)
 	}
 	switch m.Kind {
 	case jsonrpc.Batch:

@@ -19,8 +19,7 @@ import (
 // client starts. What is written is checked with the Prometheus text
 // parser in the tests.
 //
-// A meter's label values are joined with a 0 byte (label values are
-// reduced to a character set without it) into the key of its series.
+// A meter has at most two labels; a series is keyed by its label values.
 
 type registry struct {
 	mu     sync.Mutex
@@ -58,13 +57,21 @@ func (f *family) header(w *bufio.Writer, typ string) {
 	w.WriteString("# HELP " + f.name + " " + f.help + "\n# TYPE " + f.name + " " + typ + "\n")
 }
 
-// labelPairs writes {a="x",b="y"} for key, plus extra (le) when given.
-func (f *family) labelPairs(w *bufio.Writer, key string, extraName, extraValue string) {
+// labels is a series' label values (at most two).
+type labels [2]string
+
+func labelsOf(values []string) labels {
+	var l labels
+	copy(l[:], values)
+	return l
+}
+
+// labelPairs writes {a="x",b="y"} for vals, plus extra (le) when given.
+func (f *family) labelPairs(w *bufio.Writer, vals labels, extraName, extraValue string) {
 	if len(f.labels) == 0 && extraName == "" {
 		return
 	}
 	w.WriteByte('{')
-	vals := strings.Split(key, "\x00")
 	for i, l := range f.labels {
 		if i > 0 {
 			w.WriteByte(',')
@@ -109,24 +116,72 @@ func formatFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-func key(values []string) string {
-	if len(values) == 1 {
-		return values[0]
+// series maps label values to a meter's state, created on first use.
+type series[T any] struct {
+	mu sync.RWMutex
+	m  map[labels]*T
+}
+
+func (s *series[T]) lookup(l labels) *T {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.m[l]
+}
+
+func (s *series[T]) get(l labels, mk func() *T) *T {
+	if v := s.lookup(l); v != nil {
+		return v
 	}
-	return strings.Join(values, "\x00")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.m[l]; ok {
+		return v
+	}
+	if s.m == nil {
+		s.m = make(map[labels]*T)
+	}
+	v := mk()
+	s.m[l] = v
+	return v
+}
+
+// sorted returns the series in label order.
+func (s *series[T]) sorted() ([]labels, []*T) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	keys := make([]labels, 0, len(s.m))
+	for k := range s.m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b labels) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	vals := make([]*T, len(keys))
+	for i, k := range keys {
+		vals[i] = s.m[k]
+	}
+	return keys, vals
 }
 
 // counterVec is a counter per label set; a family without labels has one
 // series, created at registration so that it is always exported.
 type counterVec struct {
 	family
-	series sync.Map // key -> *atomic.Uint64
+	series series[atomic.Uint64]
 }
 
-func (r *registry) counter(name, help string, labels ...string) *counterVec {
-	c := &counterVec{family: family{name: name, help: help, labels: labels}}
-	if len(labels) == 0 {
-		c.series.Store("", new(atomic.Uint64))
+func newUint() *atomic.Uint64 { return new(atomic.Uint64) }
+
+func (r *registry) counter(name, help string, labelNames ...string) *counterVec {
+	if len(labelNames) > len(labels{}) {
+		panic("telemetry: a meter has at most two labels")
+	}
+	c := &counterVec{family: family{name: name, help: help, labels: labelNames}}
+	if len(labelNames) == 0 {
+		c.series.get(labels{}, newUint)
 	}
 	r.add(c)
 	return c
@@ -134,31 +189,16 @@ func (r *registry) counter(name, help string, labels ...string) *counterVec {
 
 // Inc adds one to the series of values (one per label).
 func (c *counterVec) Inc(values ...string) {
-	k := key(values)
-	v, ok := c.series.Load(k)
-	if !ok {
-		v, _ = c.series.LoadOrStore(k, new(atomic.Uint64))
-	}
-	v.(*atomic.Uint64).Add(1)
-}
-
-func sortedKeys(m *sync.Map) []string {
-	var keys []string
-	m.Range(func(k, _ any) bool {
-		keys = append(keys, k.(string))
-		return true
-	})
-	slices.Sort(keys)
-	return keys
+	c.series.get(labelsOf(values), newUint).Add(1)
 }
 
 func (c *counterVec) write(w *bufio.Writer) {
 	c.header(w, "counter")
-	for _, k := range sortedKeys(&c.series) {
-		v, _ := c.series.Load(k)
+	keys, vals := c.series.sorted()
+	for i, k := range keys {
 		w.WriteString(c.name)
 		c.labelPairs(w, k, "", "")
-		w.WriteString(" " + strconv.FormatUint(v.(*atomic.Uint64).Load(), 10) + "\n")
+		w.WriteString(" " + strconv.FormatUint(vals[i].Load(), 10) + "\n")
 	}
 }
 
@@ -205,7 +245,7 @@ func (g *funcMeter) write(w *bufio.Writer) {
 type histogramVec struct {
 	family
 	bounds []float64
-	series sync.Map // key -> *histogram
+	series series[histogram]
 }
 
 type histogram struct {
@@ -215,20 +255,19 @@ type histogram struct {
 	n      uint64
 }
 
-func (r *registry) histogram(name, help string, bounds []float64, labels ...string) *histogramVec {
-	h := &histogramVec{family: family{name: name, help: help, labels: labels}, bounds: bounds}
+func (r *registry) histogram(name, help string, bounds []float64, labelNames ...string) *histogramVec {
+	h := &histogramVec{family: family{name: name, help: help, labels: labelNames}, bounds: bounds}
 	r.add(h)
 	return h
 }
 
 // Observe records v in the series of values.
 func (h *histogramVec) Observe(v float64, values ...string) {
-	k := key(values)
-	s, ok := h.series.Load(k)
-	if !ok {
-		s, _ = h.series.LoadOrStore(k, &histogram{counts: make([]uint64, len(h.bounds)+1)})
+	l := labelsOf(values)
+	hs := h.series.lookup(l)
+	if hs == nil {
+		hs = h.series.get(l, func() *histogram { return &histogram{counts: make([]uint64, len(h.bounds)+1)} })
 	}
-	hs := s.(*histogram)
 	i, _ := slices.BinarySearch(h.bounds, v) // the first bound >= v
 	hs.mu.Lock()
 	hs.counts[i]++
@@ -239,9 +278,9 @@ func (h *histogramVec) Observe(v float64, values ...string) {
 
 func (h *histogramVec) write(w *bufio.Writer) {
 	h.header(w, "histogram")
-	for _, k := range sortedKeys(&h.series) {
-		s, _ := h.series.Load(k)
-		hs := s.(*histogram)
+	keys, vals := h.series.sorted()
+	for j, k := range keys {
+		hs := vals[j]
 		hs.mu.Lock()
 		counts, sum, n := slices.Clone(hs.counts), hs.sum, hs.n
 		hs.mu.Unlock()

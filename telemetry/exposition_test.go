@@ -54,3 +54,18 @@ func TestExpositionParses(t *testing.T) {
 		t.Errorf("code label %q", l)
 	}
 }
+
+// TestMetersDoNotAllocate: once a series exists, counting and observing
+// allocate nothing (they run on every call).
+func TestMetersDoNotAllocate(t *testing.T) {
+	m := newMetrics()
+	m.requests.Inc("tools/call", "ok")
+	m.upstream.Observe(0.001, "tools/call")
+	if n := testing.AllocsPerRun(100, func() {
+		m.requests.Inc("tools/call", "ok")
+		m.upstream.Observe(0.001, "tools/call")
+		m.sessions.Inc()
+	}); n != 0 {
+		t.Fatalf("%v allocations per count", n)
+	}
+}

@@ -122,11 +122,7 @@ func (s *Session) Hooks(h gate.Hooks) gate.Hooks {
 }
 
 // Took implements gate.Observer.
-func (s *Session) Took(from gate.Side, frame []byte) {
-	m, err := jsonrpc.Peek(frame)
-	if err != nil {
-		return
-	}
+func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,6 +143,11 @@ func (s *Session) Took(from gate.Side, frame []byte) {
 				}
 				r.up.End(trace.WithTimestamp(now))
 			}
+			if r.method == "initialize" && s.t.tracer != nil && m.Result != nil {
+				if v := paramString(m.Result, "protocolVersion"); isProtocolVersion(v) {
+					s.protocol = v
+				}
+			}
 			if !s.verified && s.verify == nil && (r.method == "initialize" || r.method == "server/discover") {
 				s.startVerify(r, now)
 			}
@@ -165,19 +166,20 @@ func (s *Session) Took(from gate.Side, frame []byte) {
 		return
 	}
 	r := &request{method: methodLabel(m.Method), start: now}
-	if r.method == "tools/call" {
-		r.tool = contract.SafeName(paramString(m.Params, "name"))
-		s.calls = append(s.calls, r)
-	}
 	s.pending[key] = r
 	if !s.verified && s.verify == nil && r.method != "initialize" && r.method != "server/discover" && s.verifyAt.IsZero() {
 		s.verifyAt = now // a modern session verifies on its first request
 	}
 	if s.t.tracer == nil {
-		return
+		return // metrics need neither the tool's name (the gate's events carry it) nor _meta
+	}
+	tool, meta := callFacts(m.Params)
+	if r.method == "tools/call" {
+		r.tool = contract.SafeName(tool)
+		s.calls = append(s.calls, r)
 	}
 	parent, links := s.ctx, []trace.Link(nil)
-	if tp, ts, ok := s.clientContext(m.Params); ok {
+	if tp, ts, ok := s.clientContext(meta); ok {
 		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
 		links = []trace.Link{{SpanContext: trace.SpanContextFromContext(s.ctx)}}
 	}
@@ -199,10 +201,30 @@ func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContext
 	return c
 }
 
-// clientContext reads params._meta.traceparent and tracestate, strictly;
-// a malformed one is counted and ignored.
-func (s *Session) clientContext(params []byte) (trace.SpanContextConfig, trace.TraceState, bool) {
-	meta := member(params, "_meta")
+// callFacts reads params.name and params._meta in one pass (nil and ""
+// when absent or unreadable).
+func callFacts(params []byte) (name string, meta []byte) {
+	if len(params) == 0 || params[0] != '{' {
+		return "", nil
+	}
+	ms, err := jsonrpc.Members(params)
+	if err != nil {
+		return "", nil
+	}
+	for _, m := range ms {
+		switch m.Key {
+		case "name":
+			name, _ = jsonrpc.DecodeString(m.Value)
+		case "_meta":
+			meta = m.Value
+		}
+	}
+	return name, meta
+}
+
+// clientContext reads _meta.traceparent and tracestate, strictly; a
+// malformed one is counted and ignored.
+func (s *Session) clientContext(meta []byte) (trace.SpanContextConfig, trace.TraceState, bool) {
 	if meta == nil {
 		return trace.SpanContextConfig{}, trace.TraceState{}, false
 	}
@@ -543,4 +565,18 @@ func (s *Session) Close() error {
 		s.span.End()
 	}
 	return nil
+}
+
+// isProtocolVersion: an MCP protocol version is a date, YYYY-MM-DD; the
+// server's answer is kept only in that shape.
+func isProtocolVersion(v string) bool {
+	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
+		return false
+	}
+	for i := 0; i < 10; i++ {
+		if i != 4 && i != 7 && (v[i] < '0' || v[i] > '9') {
+			return false
+		}
+	}
+	return true
 }
