@@ -26,7 +26,10 @@ import (
 // syslog members: address (host:port, required), ca_file (PEM roots; the
 // system's when absent), cert_file and key_file (a client certificate),
 // server_name (the name the certificate must carry; the address's host
-// by default). webhook members: url (https, or http to a loopback
+// by default). otlp members: endpoint (the collector's URL, https or
+// loopback http; /v1/logs is added to a URL without a path for
+// http/protobuf), protocol (http/protobuf, the default, or grpc), ca_file.
+// webhook members: url (https, or http to a loopback
 // address), and exactly one of hmac_key_file (at least 32 bytes) or
 // ed25519_key_file (an OpenSSH Ed25519 private key, as 'mcpseal key
 // generate' writes).
@@ -44,6 +47,8 @@ type SinkConfig struct {
 	Type string // syslog or webhook
 
 	Address, CAFile, CertFile, KeyFile, ServerName string // syslog
+
+	Endpoint, Protocol string // otlp
 
 	URL            string // webhook
 	HMACKey        []byte
@@ -139,7 +144,7 @@ func ParseConfig(data []byte) (*Config, error) {
 
 func parseSink(name string, raw []byte) (SinkConfig, error) {
 	s := SinkConfig{Name: name}
-	m, err := object(raw, "the sink", "type", "address", "ca_file", "cert_file", "key_file", "server_name", "url", "hmac_key_file", "ed25519_key_file")
+	m, err := object(raw, "the sink", "type", "address", "ca_file", "cert_file", "key_file", "server_name", "url", "hmac_key_file", "ed25519_key_file", "endpoint", "protocol")
 	if err != nil {
 		return s, err
 	}
@@ -196,8 +201,28 @@ func parseSink(name string, raw []byte) (SinkConfig, error) {
 		if (s.HMACKeyFile == "") == (s.Ed25519KeyFile == "") {
 			return s, errors.New("a webhook needs exactly one of hmac_key_file or ed25519_key_file: an unsigned batch proves nothing")
 		}
+	case "otlp":
+		if s.Endpoint, err = str("endpoint", true); err != nil {
+			return s, err
+		}
+		if err := checkWebhookURL(s.Endpoint); err != nil {
+			return s, errors.New("endpoint must be https (plain http only to a loopback address)")
+		}
+		if s.Protocol, err = str("protocol", false); err != nil {
+			return s, err
+		}
+		switch s.Protocol {
+		case "":
+			s.Protocol = "http/protobuf"
+		case "http/protobuf", "grpc":
+		default:
+			return s, errors.New("protocol must be http/protobuf or grpc")
+		}
+		if s.CAFile, err = str("ca_file", false); err != nil {
+			return s, err
+		}
 	default:
-		return s, errors.New("type must be syslog or webhook")
+		return s, errors.New("type must be syslog, webhook or otlp")
 	}
 	if len(m) > 0 {
 		var keys []string

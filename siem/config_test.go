@@ -16,7 +16,7 @@ import (
 
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "siem", "audit", "jsonrpc", "contract", "canon", "internal/atomicfile")
+	depcheck.Only(t, "siem", "audit", "jsonrpc", "contract", "canon", "internal/atomicfile", "internal/otlp")
 }
 
 const goodConfig = `{"version": 1, "spool_events": 100, "sinks": {
@@ -57,6 +57,17 @@ func TestParseConfig(t *testing.T) {
 		} else if strings.Contains(err.Error(), "adress") && name != "unknown key" {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+func TestParseConfigOTLP(t *testing.T) {
+	t.Parallel()
+	c, err := ParseConfig([]byte(`{"version":1,"sinks":{"otel":{"type":"otlp","endpoint":"http://127.0.0.1:4317","protocol":"grpc"},"o2":{"type":"otlp","endpoint":"https://c.example"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sinks[0].Protocol != "grpc" || c.Sinks[1].Protocol != "http/protobuf" {
+		t.Fatalf("%+v", c.Sinks)
 	}
 }
 

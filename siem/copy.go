@@ -3,6 +3,7 @@ package siem
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -17,7 +18,10 @@ import (
 //   - a webhook batch body ({"v":1,"type":"mcpseal-audit-batch",...}):
 //     its events;
 //   - a syslog message as a receiver stores it: the audit line is its
-//     message, after the structured data.
+//     message, after the structured data;
+//   - an OTLP logs export in the OTLP JSON encoding, as the OpenTelemetry
+//     Collector's file exporter writes it ({"resourceLogs":...}): the
+//     string body of each log record.
 //
 // Blank lines are skipped; anything else is an error naming the line.
 // The copy is the receiver's and may be anyone's: nothing of it is echoed.
@@ -27,6 +31,7 @@ import (
 const maxCopyLine = 256*8<<10 + 4096
 
 var (
+	otlpPrefix  = []byte(`{"resourceLogs":`)
 	batchPrefix = []byte(`{"v":1,"type":"` + BatchType + `"`)
 	eventPrefix = []byte(`{"v":1,"seq":`)
 )
@@ -41,6 +46,14 @@ func ParseCopy(data []byte) ([][]byte, error) {
 		n++
 		line := bytes.TrimRight(sc.Bytes(), "\r")
 		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if bytes.HasPrefix(line, otlpPrefix) {
+			evs, err := otlpBodies(line)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", n, err)
+			}
+			out = append(out, evs...)
 			continue
 		}
 		if bytes.HasPrefix(line, batchPrefix) {
@@ -86,4 +99,35 @@ func batchEvents(line []byte) ([][]byte, error) {
 		return out, nil
 	}
 	return nil, errors.New("a batch without events")
+}
+
+// otlpBodies returns the string bodies of the log records of one OTLP
+// JSON logs export, in order.
+func otlpBodies(line []byte) ([][]byte, error) {
+	var doc struct {
+		ResourceLogs []struct {
+			ScopeLogs []struct {
+				LogRecords []struct {
+					Body struct {
+						StringValue *string `json:"stringValue"`
+					} `json:"body"`
+				} `json:"logRecords"`
+			} `json:"scopeLogs"`
+		} `json:"resourceLogs"`
+	}
+	if err := json.Unmarshal(line, &doc); err != nil {
+		return nil, errors.New("an OTLP logs export that does not parse")
+	}
+	var out [][]byte
+	for _, rl := range doc.ResourceLogs {
+		for _, sl := range rl.ScopeLogs {
+			for _, r := range sl.LogRecords {
+				if r.Body.StringValue == nil {
+					return nil, errors.New("an OTLP log record without a string body")
+				}
+				out = append(out, []byte(*r.Body.StringValue))
+			}
+		}
+	}
+	return out, nil
 }

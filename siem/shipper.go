@@ -86,6 +86,13 @@ func Start(home string, cfg *Config, log *slog.Logger) (*Exporter, error) {
 				return nil, fmt.Errorf("sink %s: %w", c.Name, err)
 			}
 			s = sl
+		case "otlp":
+			ol, err := newOTLPLogs(c)
+			if err != nil {
+				cancel()
+				return nil, fmt.Errorf("sink %s: %w", c.Name, err)
+			}
+			s = ol
 		}
 		dir := filepath.Join(audit.Dir(home), "export", c.Name)
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -84,15 +84,7 @@ func printUS(s string, n int) string {
 
 // message is one RFC 5424 message for a line.
 func (s *syslog) message(l audit.Line) []byte {
-	op, outcome := lineMember(l.Raw, "op"), lineMember(l.Raw, "outcome")
-	sev := sevInfo
-	switch outcome {
-	case "refused", "withheld", "declined", "failed", "warned":
-		sev = sevNotice
-	}
-	if op == "drift" || op == "gap" {
-		sev = sevNotice
-	}
+	op, sev := lineMember(l.Raw, "op"), severity(l)
 	ts := lineMember(l.Raw, "time")
 	if ts == "" {
 		ts = "-"
@@ -104,6 +96,19 @@ func (s *syslog) message(l audit.Line) []byte {
 	b = strconv.AppendInt(b, l.Seq, 10)
 	b = append(b, `" prev="`+l.Prev+`" hash="`+l.Hash+`"] `...)
 	return append(b, l.Raw...)
+}
+
+// severity is notice for refusals, drifts, gaps and withheld
+// definitions, informational otherwise.
+func severity(l audit.Line) int {
+	switch lineMember(l.Raw, "outcome") {
+	case "refused", "withheld", "declined", "failed", "warned":
+		return sevNotice
+	}
+	if op := lineMember(l.Raw, "op"); op == "drift" || op == "gap" {
+		return sevNotice
+	}
+	return sevInfo
 }
 
 // lineMember reads a short string member of an audit line (whose members

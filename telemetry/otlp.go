@@ -110,5 +110,6 @@ func (c *otlpClient) UploadTraces(ctx context.Context, spans []*tracepb.Resource
 		}
 		msgs[i] = b
 	}
-	return c.c.Export(ctx, otlp.Repeated(msgs))
+	_, err := c.c.Export(ctx, otlp.Repeated(msgs))
+	return err
 }

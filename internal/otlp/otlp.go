@@ -88,8 +88,9 @@ func Repeated(msgs [][]byte) []byte {
 	return out
 }
 
-// Export sends one encoded export request.
-func (c *Client) Export(ctx context.Context, msg []byte) error {
+// Export sends one encoded export request and returns the collector's
+// answer (the export response message, at most maxResponse bytes).
+func (c *Client) Export(ctx context.Context, msg []byte) ([]byte, error) {
 	body, ctype := msg, "application/x-protobuf"
 	if c.grpc {
 		// A gRPC message: not compressed, 4-byte big-endian length.
@@ -100,7 +101,7 @@ func (c *Client) Export(ctx context.Context, msg []byte) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for k, v := range c.headers {
 		req.Header[k] = v
@@ -112,14 +113,15 @@ func (c *Client) Export(ctx context.Context, msg []byte) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("otlp export: %w", err)
+		return nil, fmt.Errorf("otlp export: %w", err)
 	}
 	defer resp.Body.Close()
-	// Drain within the bound so the connection can be reused; trailers
-	// arrive only once the body is read.
+	// Read within the bound; the rest is drained so the connection can be
+	// reused, and trailers arrive only once the body is read.
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("otlp export: HTTP status %d", resp.StatusCode)
+		return nil, fmt.Errorf("otlp export: HTTP status %d", resp.StatusCode)
 	}
 	if c.grpc {
 		st := resp.Trailer.Get("Grpc-Status")
@@ -127,10 +129,18 @@ func (c *Client) Export(ctx context.Context, msg []byte) error {
 			st = resp.Header.Get("Grpc-Status") // a trailers-only answer
 		}
 		if st != "0" {
-			return fmt.Errorf("otlp export: grpc status %q", st)
+			return nil, fmt.Errorf("otlp export: grpc status %q", st)
 		}
+		// One length-prefixed message, uncompressed.
+		if len(answer) < 5 || answer[0] != 0 || int(binary.BigEndian.Uint32(answer[1:5])) != len(answer)-5 {
+			if len(answer) == 0 {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("otlp export: a gRPC answer that is not one uncompressed message")
+		}
+		answer = answer[5:]
 	}
-	return nil
+	return answer, nil
 }
 
 // Close drops idle connections.
