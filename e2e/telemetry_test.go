@@ -21,6 +21,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
@@ -52,9 +53,10 @@ func telemetryScenario(dir string) *testmcp.Scenario {
 // otlpReceiver collects what an OTLP exporter sends, decoded and raw.
 type otlpReceiver struct {
 	coltracepb.UnimplementedTraceServiceServer
-	mu    sync.Mutex
-	spans []*tracepb.Span
-	raw   [][]byte
+	mu      sync.Mutex
+	spans   []*tracepb.Span
+	metrics []string // names of the metrics pushed
+	raw     [][]byte
 }
 
 func (r *otlpReceiver) add(req *coltracepb.ExportTraceServiceRequest) {
@@ -75,13 +77,60 @@ func (r *otlpReceiver) Export(_ context.Context, req *coltracepb.ExportTraceServ
 	return &coltracepb.ExportTraceServiceResponse{}, nil
 }
 
-// ServeHTTP implements OTLP/HTTP (binary protobuf) at /v1/traces.
+// metricsService is the OTLP/gRPC metrics service of a receiver.
+type metricsService struct {
+	colmetricspb.UnimplementedMetricsServiceServer
+	r *otlpReceiver
+}
+
+func (m metricsService) Export(_ context.Context, req *colmetricspb.ExportMetricsServiceRequest) (*colmetricspb.ExportMetricsServiceResponse, error) {
+	raw, _ := proto.Marshal(req)
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	m.r.raw = append(m.r.raw, raw)
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, mt := range sm.Metrics {
+				m.r.metrics = append(m.r.metrics, mt.Name)
+			}
+		}
+	}
+	return &colmetricspb.ExportMetricsServiceResponse{}, nil
+}
+
+// ServeHTTP implements OTLP/HTTP (binary protobuf) at /v1/traces and
+// /v1/metrics.
 func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
+	if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/x-protobuf" {
 		http.Error(w, "not OTLP/HTTP protobuf", http.StatusBadRequest)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, 16<<20))
+	if req.URL.Path == "/v1/metrics" {
+		var m colmetricspb.ExportMetricsServiceRequest
+		if err != nil || proto.Unmarshal(body, &m) != nil {
+			http.Error(w, "bad body", http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		r.raw = append(r.raw, body)
+		for _, rm := range m.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, mt := range sm.Metrics {
+					r.metrics = append(r.metrics, mt.Name)
+				}
+			}
+		}
+		r.mu.Unlock()
+		out, _ := proto.Marshal(&colmetricspb.ExportMetricsServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+		return
+	}
+	if req.URL.Path != "/v1/traces" {
+		http.Error(w, "unknown path", http.StatusNotFound)
+		return
+	}
 	var m coltracepb.ExportTraceServiceRequest
 	if err == nil {
 		err = proto.Unmarshal(body, &m)
@@ -172,8 +221,9 @@ func newTraceparent() (traceID, spanID, header string) {
 }
 
 // TestTraceSpanTreeOverOTLPHTTP: `mcpseal run` exports a session's span
-// tree over OTLP/HTTP; a call carrying params._meta.traceparent continues
-// the client's trace, and the server receives that traceparent unchanged.
+// tree and its metrics over OTLP/HTTP; a call carrying
+// params._meta.traceparent continues the client's trace, and the server
+// receives that traceparent unchanged; no secret is in a span or metric.
 func TestTraceSpanTreeOverOTLPHTTP(t *testing.T) {
 	t.Parallel()
 	recv := &otlpReceiver{}
@@ -288,6 +338,13 @@ func TestTraceSpanTreeOverOTLPHTTP(t *testing.T) {
 	}) {
 		t.Errorf("the server never received the client's traceparent")
 	}
+	// The meters went to the same collector over OTLP, pushed at exit.
+	recv.mu.Lock()
+	pushed := slices.Contains(recv.metrics, "mcpseal_requests_total") && slices.Contains(recv.metrics, "mcpseal_upstream_duration_seconds")
+	recv.mu.Unlock()
+	if !pushed {
+		t.Error("no OTLP metrics arrived")
+	}
 	recv.noSecrets(t)
 }
 
@@ -299,6 +356,7 @@ func TestGatewayTracesOverOTLPGRPC(t *testing.T) {
 	recv := &otlpReceiver{}
 	gs := grpc.NewServer()
 	coltracepb.RegisterTraceServiceServer(gs, recv)
+	colmetricspb.RegisterMetricsServiceServer(gs, metricsService{r: recv})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -344,6 +402,12 @@ func TestGatewayTracesOverOTLPGRPC(t *testing.T) {
 	mu.Unlock()
 	if !seen {
 		t.Error("the upstream never received the client's traceparent")
+	}
+	recv.mu.Lock()
+	pushed := slices.Contains(recv.metrics, "mcpseal_tool_calls_total")
+	recv.mu.Unlock()
+	if !pushed {
+		t.Error("no OTLP/gRPC metrics arrived")
 	}
 	recv.noSecrets(t, g.token)
 }

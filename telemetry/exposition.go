@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 )
 
 // The meters and the Prometheus text exposition format (version 0.0.4),
@@ -28,6 +30,7 @@ type registry struct {
 
 type meter interface {
 	write(w *bufio.Writer)
+	otlp(start, now uint64) *metricspb.Metric
 }
 
 func (r *registry) add(m meter) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,21 +14,33 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"github.com/mcpseal/mcpseal/internal/otlp"
 )
 
-// otlpClient sends spans to a collector (package internal/otlp: OTLP/HTTP
-// or OTLP/gRPC on net/http). A failure drops that batch (spans are
-// observations, never the audit record).
-type otlpClient struct {
+// traceClient sends spans to a collector (package internal/otlp:
+// OTLP/HTTP or OTLP/gRPC on net/http). A failure drops that batch (spans
+// are observations, never the audit record).
+type traceClient struct {
 	c *otlp.Client
 }
 
-// maxOTLPHeaders bounds OTEL_EXPORTER_OTLP_HEADERS.
-const maxOTLPHeaders = 8 << 10
+// services are the OTLP gRPC services, by signal.
+var services = map[string]string{
+	"TRACES":  "opentelemetry.proto.collector.trace.v1.TraceService",
+	"METRICS": "opentelemetry.proto.collector.metrics.v1.MetricsService",
+}
 
-func newOTLPClient(tc *tracing, env func(string) string) (*otlpClient, error) {
-	raw := env("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+// maxOTLPHeaders bounds OTEL_EXPORTER_OTLP_HEADERS, and maxCAFile the
+// roots file a certificate variable names.
+const (
+	maxOTLPHeaders = 8 << 10
+	maxCAFile      = 1 << 20
+)
+
+// newOTLPClient makes the client of one signal from its variables.
+func newOTLPClient(tc *tracing, env func(string) string) (*otlp.Client, error) {
+	raw := env("OTEL_EXPORTER_OTLP_" + tc.signal + "_HEADERS")
 	if raw == "" {
 		raw = env("OTEL_EXPORTER_OTLP_HEADERS")
 	}
@@ -38,12 +49,12 @@ func newOTLPClient(tc *tracing, env func(string) string) (*otlpClient, error) {
 		return nil, err
 	}
 	var roots *x509.CertPool
-	ca := env("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE")
+	ca := env("OTEL_EXPORTER_OTLP_" + tc.signal + "_CERTIFICATE")
 	if ca == "" {
 		ca = env("OTEL_EXPORTER_OTLP_CERTIFICATE")
 	}
 	if ca != "" {
-		pem, err := os.ReadFile(ca)
+		pem, err := atomicfile.ReadFileFollow(ca, maxCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CERTIFICATE: %w", err)
 		}
@@ -53,7 +64,7 @@ func newOTLPClient(tc *tracing, env func(string) string) (*otlpClient, error) {
 		}
 	}
 	timeout := exportTimeout
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_" + tc.signal + "_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
 		if v := env(k); v != "" {
 			ms, err := strconv.Atoi(v)
 			if err != nil || ms <= 0 || ms > 60000 {
@@ -63,8 +74,7 @@ func newOTLPClient(tc *tracing, env func(string) string) (*otlpClient, error) {
 			break
 		}
 	}
-	c := otlp.New(tc.endpoint, tc.protocol == ProtocolGRPC, "opentelemetry.proto.collector.trace.v1.TraceService", headers, roots, timeout)
-	return &otlpClient{c: c}, nil
+	return otlp.New(tc.endpoint, tc.protocol == ProtocolGRPC, services[tc.signal], headers, roots, timeout), nil
 }
 
 // parseOTLPHeaders reads the OTEL_EXPORTER_OTLP_HEADERS format:
@@ -93,15 +103,15 @@ func parseOTLPHeaders(s string) (http.Header, error) {
 	return h, nil
 }
 
-func (c *otlpClient) Start(context.Context) error { return nil }
+func (c *traceClient) Start(context.Context) error { return nil }
 
-func (c *otlpClient) Stop(context.Context) error {
+func (c *traceClient) Stop(context.Context) error {
 	c.c.Close()
 	return nil
 }
 
 // UploadTraces sends one batch.
-func (c *otlpClient) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
+func (c *traceClient) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
 	msgs := make([][]byte, len(spans))
 	for i, rs := range spans {
 		b, err := proto.Marshal(rs)

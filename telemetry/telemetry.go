@@ -85,6 +85,9 @@ type Telemetry struct {
 	// gateway's, at shutdown) is not lost.
 	mu   sync.Mutex
 	open map[*Session]struct{}
+
+	push      *pusher // OTLP metrics, when configured
+	exportErr *exportErrors
 }
 
 // ErrMetricsAddress is returned for a --metrics-listen that is not an IP
@@ -107,10 +110,14 @@ func Start(cfg Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.MetricsListen == "" && tc == nil {
+	mc, err := signalConfig(cfg, "METRICS")
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MetricsListen == "" && tc == nil && mc == nil {
 		return nil, nil
 	}
-	t := &Telemetry{log: cfg.Logger, service: cfg.Service, getenv: cfg.Getenv, open: make(map[*Session]struct{})}
+	t := &Telemetry{log: cfg.Logger, service: cfg.Service, getenv: cfg.Getenv, open: make(map[*Session]struct{}), exportErr: &exportErrors{log: cfg.Logger}}
 	t.m = newMetrics()
 	if cfg.MetricsListen != "" {
 		if err := t.serveMetrics(cfg.MetricsListen); err != nil {
@@ -119,6 +126,12 @@ func Start(cfg Config) (*Telemetry, error) {
 	}
 	if tc != nil {
 		if err := t.startTraces(tc); err != nil {
+			_ = t.Close()
+			return nil, err
+		}
+	}
+	if mc != nil {
+		if err := t.startMetricPush(mc); err != nil {
 			_ = t.Close()
 			return nil, err
 		}
@@ -211,6 +224,9 @@ func (t *Telemetry) Close() error {
 	var errs []error
 	if t.tp != nil {
 		errs = append(errs, t.tp.Shutdown(ctx))
+	}
+	if t.push != nil {
+		errs = append(errs, t.push.close(ctx))
 	}
 	if t.srv != nil {
 		errs = append(errs, t.srv.Shutdown(ctx))

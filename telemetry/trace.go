@@ -33,22 +33,28 @@ const (
 	exportTimeout    = 10 * time.Second
 )
 
+// tracing is one signal's export: traces or metrics.
 type tracing struct {
+	signal   string // TRACES or METRICS, as in the variables' names
 	protocol string
 	endpoint *url.URL
 }
 
-// traceConfig decides whether traces are on: only when an endpoint is
-// configured (the flag or an OTEL_EXPORTER_OTLP_*ENDPOINT variable), and
-// OTEL_SDK_DISABLED and OTEL_TRACES_EXPORTER do not turn them off. What it
+// traceConfig decides whether traces are on; see signalConfig.
+func traceConfig(cfg Config) (*tracing, error) { return signalConfig(cfg, "TRACES") }
+
+// signalConfig decides whether a signal (TRACES or METRICS) is exported
+// over OTLP: only when an endpoint is configured (the flag, which serves
+// both, or an OTEL_EXPORTER_OTLP_[SIGNAL_]ENDPOINT variable), and
+// OTEL_SDK_DISABLED and OTEL_[SIGNAL]_EXPORTER do not turn it off. What it
 // cannot honour is an error, never a silent default.
-func traceConfig(cfg Config) (*tracing, error) {
+func signalConfig(cfg Config, signal string) (*tracing, error) {
 	env := cfg.Getenv
 	raw, from := cfg.OTLPEndpoint, "--otlp-endpoint"
-	signal := false // the URL is the traces URL itself, path and all
+	exact := false // the URL is the signal's URL itself, path and all
 	if raw == "" {
-		if v := env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); v != "" {
-			raw, from, signal = v, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", true
+		if v := env("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"); v != "" {
+			raw, from, exact = v, "OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT", true
 		} else {
 			raw, from = env("OTEL_EXPORTER_OTLP_ENDPOINT"), "OTEL_EXPORTER_OTLP_ENDPOINT"
 		}
@@ -59,16 +65,16 @@ func traceConfig(cfg Config) (*tracing, error) {
 	if strings.EqualFold(env("OTEL_SDK_DISABLED"), "true") {
 		return nil, nil
 	}
-	switch ex := env("OTEL_TRACES_EXPORTER"); ex {
+	switch ex := env("OTEL_" + signal + "_EXPORTER"); ex {
 	case "", "otlp":
 	case "none":
 		return nil, nil
 	default:
-		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%q: mcpseal exports traces over otlp or not at all (none)", ex)
+		return nil, fmt.Errorf("OTEL_%s_EXPORTER=%q: mcpseal exports over otlp or not at all (none)", signal, ex)
 	}
 	proto := cfg.OTLPProtocol
 	if proto == "" {
-		proto = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+		proto = env("OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL")
 	}
 	if proto == "" {
 		proto = env("OTEL_EXPORTER_OTLP_PROTOCOL")
@@ -88,19 +94,19 @@ func traceConfig(cfg Config) (*tracing, error) {
 		// that ends up in logs and process listings.
 		return nil, fmt.Errorf("%s: no user, query or fragment in the collector's URL (headers go in OTEL_EXPORTER_OTLP_HEADERS)", from)
 	}
-	if proto == ProtocolHTTP && !signal && (u.Path == "" || u.Path == "/") {
-		u.Path = "/v1/traces"
+	if proto == ProtocolHTTP && !exact && (u.Path == "" || u.Path == "/") {
+		u.Path = "/v1/" + strings.ToLower(signal)
 	}
-	return &tracing{protocol: proto, endpoint: u}, nil
+	return &tracing{signal: signal, protocol: proto, endpoint: u}, nil
 }
 
 func (t *Telemetry) startTraces(tc *tracing) error {
 	ctx := context.Background()
-	client, err := newOTLPClient(tc, t.getenv)
+	c, err := newOTLPClient(tc, t.getenv)
 	if err != nil {
 		return err
 	}
-	exp, err := otlptrace.New(ctx, client)
+	exp, err := otlptrace.New(ctx, &traceClient{c})
 	if err != nil {
 		return fmt.Errorf("OTLP trace exporter: %w", err)
 	}
@@ -121,7 +127,7 @@ func (t *Telemetry) startTraces(tc *tracing) error {
 	}
 	t.tp = sdktrace.NewTracerProvider(opts...)
 	t.tracer = t.tp.Tracer("github.com/mcpseal/mcpseal/telemetry")
-	otel.SetErrorHandler(&exportErrors{log: t.log})
+	otel.SetErrorHandler(t.exportErr)
 	return nil
 }
 
