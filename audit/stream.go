@@ -34,19 +34,11 @@ var ErrUnreadable = errors.New("the audit log holds a line that does not verify"
 // when earliest > after+1 the lines between were pruned). It reads under
 // the log's shared lock; each line is checked as Verify checks it.
 func ReadAfter(home string, after int64, max int) (lines []Line, earliest int64, err error) {
-	dir := Dir(home)
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	unlock, err := sharedLock(dir)
-	if err != nil {
+	dir, files, unlock, present, err := openForReading(home)
+	if err != nil || !present {
 		return nil, 0, err
 	}
 	defer unlock()
-	files, err := rotatedFiles(dir)
-	if err != nil {
-		return nil, 0, err
-	}
 	names := make([]string, 0, len(files)+1)
 	// Skip every rotated file whose successor starts at or before after+1.
 	start := 0
@@ -84,6 +76,25 @@ func ReadAfter(home string, after int64, max int) (lines []Line, earliest int64,
 		}
 	}
 	return lines, earliest, nil
+}
+
+// openForReading takes the log's shared lock and lists its rotated files,
+// oldest first; present is false when there is no log yet.
+func openForReading(home string) (dir string, files []rotated, unlock func(), present bool, err error) {
+	dir = Dir(home)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return dir, nil, nil, false, nil
+	}
+	unlock, err = sharedLock(dir)
+	if err != nil {
+		return dir, nil, nil, false, err
+	}
+	files, err = rotatedFiles(dir)
+	if err != nil {
+		unlock()
+		return dir, nil, nil, false, err
+	}
+	return dir, files, unlock, true, nil
 }
 
 // readLinesAfter reads one file's lines after seq, up to max; first is

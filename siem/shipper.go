@@ -75,36 +75,16 @@ func Start(home string, cfg *Config, log *slog.Logger) (*Exporter, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Exporter{home: home, spool: cfg.SpoolEvents, log: log, cancel: cancel, kick: make(chan struct{}, 1)}
 	for _, c := range cfg.Sinks {
-		var s sender
-		switch c.Type {
-		case "webhook":
-			s = newWebhook(c)
-		case "syslog":
-			sl, err := newSyslog(c)
-			if err != nil {
-				cancel()
-				return nil, fmt.Errorf("sink %s: %w", c.Name, err)
-			}
-			s = sl
-		case "otlp":
-			ol, err := newOTLPLogs(c)
-			if err != nil {
-				cancel()
-				return nil, fmt.Errorf("sink %s: %w", c.Name, err)
-			}
-			s = ol
-		}
-		dir := filepath.Join(audit.Dir(home), "export", c.Name)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			cancel()
-			return nil, fmt.Errorf("sink %s: %w", c.Name, err)
-		}
-		lf, err := atomicfile.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+		sh, err := newShipper(e, home, c)
 		if err != nil {
+			for _, sh := range e.sinks {
+				sh.s.close()
+				sh.lockF.Close()
+			}
 			cancel()
 			return nil, fmt.Errorf("sink %s: %w", c.Name, err)
 		}
-		e.sinks = append(e.sinks, &shipper{e: e, name: c.Name, dir: dir, s: s, lockF: lf})
+		e.sinks = append(e.sinks, sh)
 	}
 	for _, sh := range e.sinks {
 		sh.checkSpool() // before the first call, not a poll later
@@ -115,6 +95,36 @@ func Start(home string, cfg *Config, log *slog.Logger) (*Exporter, error) {
 		}()
 	}
 	return e, nil
+}
+
+// newShipper makes a sink's sender and opens its folder and lock.
+func newShipper(e *Exporter, home string, c SinkConfig) (*shipper, error) {
+	var (
+		s   sender
+		err error
+	)
+	switch c.Type {
+	case "webhook":
+		s = newWebhook(c)
+	case "syslog":
+		s, err = newSyslog(c)
+	case "otlp":
+		s, err = newOTLPLogs(c)
+	default:
+		err = errors.New("unknown sink type")
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(audit.Dir(home), "export", c.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	lf, err := atomicfile.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &shipper{e: e, name: c.Name, dir: dir, s: s, lockF: lf}, nil
 }
 
 // Full says a sink's spool is full: more than SpoolEvents events wait for

@@ -150,16 +150,11 @@ func runGateway(e *env, f gatewayFlags) error {
 			return err
 		}
 	}
-	tel, err := startTelemetry(e, f.tel, logger)
+	tel, exp, stopExporters, err := startExporters(e, f.tel, logger)
 	if err != nil {
 		return err
 	}
-	defer tel.Close()
-	exp, err := startAuditExport(e, f.tel.auditExport, logger)
-	if err != nil {
-		return err
-	}
-	defer exp.Close()
+	defer stopExporters()
 	out := &lockedWriter{w: e.stderr}
 	rep := &gatewayReporter{w: out}
 	// Every session of every route gets the decisions `mcpseal run`

@@ -212,16 +212,11 @@ func runServer(e *env, f runFlags, argv []string) error {
 		plan.id = pin.IdentityForArgv(argv)
 	}
 	logger = logger.With("server", plan.id.Label)
-	tel, err := startTelemetry(e, f.tel, logger)
+	tel, exp, stopExporters, err := startExporters(e, f.tel, logger)
 	if err != nil {
 		return err
 	}
-	defer tel.Close()
-	exp, err := startAuditExport(e, f.tel.auditExport, logger)
-	if err != nil {
-		return err
-	}
-	defer exp.Close()
+	defer stopExporters()
 	guard, err := buildGuard(e, hostSpec{id: plan.id, name: plan.name, argv: plan.argv, url: f.remote.url, lock: f.lock, policy: f.policy, posture: posture, pinnedArgv: plan.profile != nil, state: f.state, tel: tel, export: exp}, logger)
 	if err != nil {
 		return err

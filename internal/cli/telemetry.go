@@ -82,6 +82,22 @@ func startTelemetry(e *env, f telemetryFlags, logger *slog.Logger) (*telemetry.T
 	return t, nil
 }
 
+// startExporters starts what run and the gateway export (telemetry and
+// the audit stream, each nil when not configured); stop stops both.
+func startExporters(e *env, f telemetryFlags, logger *slog.Logger) (tel *telemetry.Telemetry, exp *siem.Exporter, stop func(), err error) {
+	if tel, err = startTelemetry(e, f, logger); err != nil {
+		return nil, nil, nil, err
+	}
+	if exp, err = startAuditExport(e, f.auditExport, logger); err != nil {
+		_ = tel.Close()
+		return nil, nil, nil, err
+	}
+	return tel, exp, func() {
+		_ = exp.Close()
+		_ = tel.Close()
+	}, nil
+}
+
 // observe adds the session's telemetry to the guard (a nil t adds none).
 func (g *hostGuard) observe(t *telemetry.Telemetry, s hostSpec, sink *auditSink) {
 	if t == nil {
