@@ -543,3 +543,66 @@ func label(m *dto.Metric, name string) string {
 	}
 	return ""
 }
+
+// scrape fetches and parses the Prometheus endpoint at addr.
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+func counter(fams map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	var n float64
+	for _, m := range fams[name].GetMetric() {
+		ok := true
+		for k, v := range labels {
+			ok = ok && label(m, k) == v
+		}
+		if ok {
+			n += m.GetCounter().GetValue()
+		}
+	}
+	return n
+}
+
+// TestWithheldResultCountsAsRefusal: a server's result that mcpseal
+// withholds (it violates the pinned outputSchema) is mcpseal's refusal
+// in the metrics, not the server's error.
+func TestWithheldResultCountsAsRefusal(t *testing.T) {
+	t.Parallel()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	dir := t.TempDir()
+	pol := writePolicy(t, `{"version": 1}`)
+	p := startScenario(t, home(t), []string{"--name", policyServer, "--policy", pol, "--metrics-listen", addr}, policyScenario(dir))
+	if _, err := p.Initialize("2025-06-18", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ListTools(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.CallTool("typed", nil); err == nil {
+		t.Fatal("a result that violates the outputSchema reached the client")
+	}
+	fams := scrape(t, addr)
+	if n := counter(fams, "mcpseal_requests_total", map[string]string{"method": "tools/call", "outcome": "refused"}); n != 1 {
+		t.Errorf("refused tools/call = %v, want 1", n)
+	}
+	if n := counter(fams, "mcpseal_requests_total", map[string]string{"method": "tools/call", "outcome": "error"}); n != 0 {
+		t.Errorf("the withheld result counted as the server's error (%v)", n)
+	}
+	if n := counter(fams, "mcpseal_withheld_total", map[string]string{"kind": "results"}); n != 1 {
+		t.Errorf("withheld results = %v, want 1", n)
+	}
+	if n := counter(fams, "mcpseal_refusals_total", nil); n != 1 {
+		t.Errorf("refusals = %v, want 1", n)
+	}
+}

@@ -66,7 +66,8 @@ type request struct {
 	tool       string // safe name, tools/call only
 	start      time.Time
 	upstream   time.Time // when it was forwarded; zero before
-	fromServer bool      // the answer is the server's, not mcpseal's
+	fromServer bool      // the server answered it
+	serverErr  bool      // with an error (else mcpseal's error replaced a result)
 	ctx        context.Context
 	span       trace.Span
 	up         trace.Span
@@ -135,7 +136,7 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 			if r == nil || r.upstream.IsZero() || r.fromServer {
 				return
 			}
-			r.fromServer = true
+			r.fromServer, r.serverErr = true, m.Error != nil
 			s.t.m.upstream.Observe(now.Sub(r.upstream).Seconds(), r.method)
 			if r.up != nil {
 				if m.Error != nil {
@@ -320,10 +321,11 @@ func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
 	outcome, code, status := "ok", "", 0
 	if m.Error != nil {
 		status = errorCode(m.Error)
-		if r.fromServer {
+		if r.serverErr {
 			outcome = "error"
 		} else {
-			// mcpseal's own answer: its data.reason is one of its codes.
+			// mcpseal's own answer (a refusal before forwarding, a timeout,
+			// a withheld result): its data.reason is one of its codes.
 			outcome = "refused"
 			code = s.t.m.codes.value(paramString(member(m.Error, "data"), "reason"))
 			s.t.m.refusals.Inc(code)
