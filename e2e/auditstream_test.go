@@ -106,6 +106,29 @@ func TestAuditSpoolFullRefusesCalls(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Two more calls, each shipped in a batch of its own: the copy then
+	// has a middle batch to drop.
+	for range 2 {
+		sink.mu.Lock()
+		before := len(sink.bodies)
+		sink.mu.Unlock()
+		if _, err := p.CallTool("echo", map[string]any{"text": "MARKER-ARG"}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			sink.mu.Lock()
+			n := len(sink.bodies)
+			sink.mu.Unlock()
+			if n > before {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("a call's events were not shipped within 10s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	if code := p.Close(); code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
