@@ -150,7 +150,7 @@ func runGateway(e *env, f gatewayFlags) error {
 			return err
 		}
 	}
-	tel, exp, stopExporters, err := startExporters(e, f.tel, logger)
+	tel, exp, stopExporters, err := startExporters(e, f.tel, f.state, logger)
 	if err != nil {
 		return err
 	}

@@ -212,7 +212,7 @@ func runServer(e *env, f runFlags, argv []string) error {
 		plan.id = pin.IdentityForArgv(argv)
 	}
 	logger = logger.With("server", plan.id.Label)
-	tel, exp, stopExporters, err := startExporters(e, f.tel, logger)
+	tel, exp, stopExporters, err := startExporters(e, f.tel, f.state, logger)
 	if err != nil {
 		return err
 	}

@@ -84,13 +84,28 @@ func startTelemetry(e *env, f telemetryFlags, logger *slog.Logger) (*telemetry.T
 
 // startExporters starts what run and the gateway export (telemetry and
 // the audit stream, each nil when not configured); stop stops both.
-func startExporters(e *env, f telemetryFlags, logger *slog.Logger) (tel *telemetry.Telemetry, exp *siem.Exporter, stop func(), err error) {
+//
+// The audit stream ships the audit log under $MCPSEAL_HOME; with a state
+// database (--state, $MCPSEAL_STATE) the audit lives there, and an export
+// that would ship nothing is refused rather than left silently empty.
+func startExporters(e *env, f telemetryFlags, state string, logger *slog.Logger) (tel *telemetry.Telemetry, exp *siem.Exporter, stop func(), err error) {
 	if tel, err = startTelemetry(e, f, logger); err != nil {
 		return nil, nil, nil, err
 	}
 	if exp, err = startAuditExport(e, f.auditExport, logger); err != nil {
 		_ = tel.Close()
 		return nil, nil, nil, err
+	}
+	if exp != nil {
+		db, err := stateURL(e, state)
+		if err != nil || db != "" {
+			_ = exp.Close()
+			_ = tel.Close()
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return nil, nil, nil, &usageError{errors.New("the audit stream ships the audit log under $MCPSEAL_HOME; with a state database (--state, $" + stateEnv + ") it is not supported yet")}
+		}
 	}
 	return tel, exp, func() {
 		_ = exp.Close()
