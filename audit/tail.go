@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
@@ -26,19 +25,14 @@ func Tail(home string, n int) (events []Event, skipped int, err error) {
 // n of those.
 func TailMatching(home string, n int, keep func(*Event) bool) (events []Event, skipped int, err error) {
 	n = min(max(n, 0), MaxTail)
-	dir := Dir(home)
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) || n == 0 {
+	if n == 0 {
 		return nil, 0, nil
 	}
-	unlock, err := sharedLock(dir)
-	if err != nil {
+	dir, files, unlock, present, err := openForReading(home)
+	if err != nil || !present {
 		return nil, 0, err
 	}
 	defer unlock()
-	files, err := rotatedFiles(dir)
-	if err != nil {
-		return nil, 0, err
-	}
 	names := []string{currentName}
 	for i := len(files) - 1; i >= 0; i-- {
 		names = append(names, files[i].name)

@@ -99,6 +99,9 @@ func (s *Session) fromClient(frame []byte) {
 		s.clientBatch(frame)
 		return
 	}
+	if o := s.cfg.Hooks.Observer; o != nil {
+		o.Took(ToClient, m)
+	}
 	switch s.phase {
 	case phaseClosed:
 		if m.Kind == jsonrpc.Request {

@@ -449,6 +449,9 @@ func (s *Session) forget(key string) {
 func (s *Session) flush() []Out {
 	out := s.out
 	s.out = nil
+	if o := s.cfg.Hooks.Observer; o != nil && len(out) > 0 {
+		o.Emitted(out)
+	}
 	return out
 }
 

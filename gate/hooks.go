@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
 // Hooks are the host's decisions beyond the contract check: which verified
@@ -32,6 +33,23 @@ type Hooks struct {
 	AfterConnect func(profile string, c *contract.Contract) Verdict
 	// Event receives an audit event for every decision the gate makes.
 	Event func(Event)
+	// Observer, when set, is shown the frames the gate takes and emits,
+	// for traces and metrics; it never decides anything.
+	Observer Observer
+}
+
+// Observer watches a session's traffic after the gate has judged it. It is
+// called under the transport's lock, like every hook: it must not block,
+// keep the frames, or change them.
+type Observer interface {
+	// Took is called with each message a peer sent (each element of a
+	// server's batch; not a client's batch), peeked, before the gate
+	// judges it; from is the peer it came from (ToClient for the client).
+	// The message's slices alias the frame.
+	Took(from Side, m jsonrpc.Message)
+	// Emitted is called with the frames the gate hands the transport, in
+	// order, whatever caused them (a frame, a timer, a resumed decision).
+	Emitted(out []Out)
 }
 
 // Shape is what the client sees of one definition.

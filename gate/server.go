@@ -27,6 +27,9 @@ func (s *Session) fromServer(frame []byte) {
 		s.log.Warn("server wrote a line that is not a JSON-RPC message to stdout: not forwarded", "server", s.cfg.Identity.ID, "bytes", len(frame), "err", err)
 		return
 	}
+	if o := s.cfg.Hooks.Observer; o != nil && m.Kind != jsonrpc.Batch {
+		o.Took(ToServer, m)
+	}
 	switch m.Kind {
 	case jsonrpc.Batch:
 		elems, err := jsonrpc.Elements(frame)

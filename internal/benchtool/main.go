@@ -60,6 +60,7 @@ type options struct {
 	cpuSource                    string          // stat or sched
 	jsonOut                      bool
 	profileDir                   string
+	telemetry                    bool
 }
 
 func main() {
@@ -75,6 +76,7 @@ func main() {
 	only := flag.String("only", "stdio,http,big", "what to measure: a comma list of stdio, http, big")
 	flag.StringVar(&o.cpuSource, "cpu", "stat", "CPU figure the ratios use: stat (utime+stime, 10 ms ticks) or sched (schedstat, ns)")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
+	flag.BoolVar(&o.telemetry, "telemetry", false, "also measure `mcpseal run` with Prometheus metrics and OTLP trace export on (issue 16)")
 	flag.StringVar(&o.profileDir, "cpuprofile", "", "write a CPU profile of every measured mcpseal process to `DIR` (MCPSEAL_CPUPROFILE); figures are then not comparable and targets are not judged")
 	flag.Parse()
 	if *legacy {
@@ -203,6 +205,14 @@ func run(o options) (*report, error) {
 	var stdio, web []path
 	if o.only["stdio"] {
 		stdio = stdioPaths(b, home)
+		if o.telemetry {
+			col, err := startCollector()
+			if err != nil {
+				return nil, err
+			}
+			defer col.stop()
+			stdio = append(stdio, metricsPath(b, home), observedPath(b, home, col.url))
+		}
 	}
 	if o.only["http"] {
 		up, err := startServer([]string{b.upstream, b.defs}, environ(home, ""))

@@ -67,9 +67,12 @@ type pathResult struct {
 // floors names, for each measured mcpseal path, the bare program it is
 // compared with.
 var floors = map[string]string{
-	"stdio.mcpseal":    "stdio.relay",
-	"http.gateway-url": "http.revproxy",
-	"http.gateway-cmd": "http.bridge",
+	"stdio.mcpseal": "stdio.relay",
+	// -telemetry: the same run with its exporters on, against it off.
+	"stdio.mcpseal-observed": "stdio.mcpseal",
+	"stdio.mcpseal-metrics":  "stdio.mcpseal",
+	"http.gateway-url":       "http.revproxy",
+	"http.gateway-cmd":       "http.bridge",
 }
 
 func newReport(o options) *report {
@@ -219,6 +222,12 @@ func targetsFor(g *genResult) []target {
 			}
 			add("run.startup", "run: start-up to first listing, added", median(added), 15, true, "ms")
 		}
+	}
+	if m := find(g.Stdio, "stdio.mcpseal-observed"); m != nil {
+		add("run.telemetry.cpu", "run: CPU per call, traces+metrics on vs off", float64(m.CPUVsFloor), 1.15, false, "x")
+	}
+	if m := find(g.Stdio, "stdio.mcpseal-metrics"); m != nil {
+		add("run.metrics.cpu", "run: CPU per call, metrics on vs off", float64(m.CPUVsFloor), 1.15, false, "x")
 	}
 	if m := find(g.HTTP, "http.gateway-url"); m != nil {
 		add("gateway.url.cpu", "gateway url route: CPU vs reverse proxy", float64(m.CPUVsFloor), 2.0, false, "x")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -26,25 +27,42 @@ never arguments, results, descriptions or credentials (see docs/audit.md).`,
 		Args: exactArgs(0, "a subcommand: verify or tail"),
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newAuditVerifyCmd(e), newAuditTailCmd(e))
+	cmd.AddCommand(newAuditVerifyCmd(e), newAuditTailCmd(e), newAuditShipCmd(e))
 	return cmd
 }
 
 func newAuditVerifyCmd(e *env) *cobra.Command {
 	var asJSON bool
 	var state string
+	var stream string
 	cmd := &cobra.Command{
-		Use:   "verify [--json]",
+		Use:   "verify [--json] [--stream FILE]",
 		Short: "Check the audit log's hash chain across every file",
 		Long: `Check every line of the audit log: its form, the hash chain across the
 current and rotated files, the file names, the prune records and the head.
 Exits 1 and lists the faults when a line was changed, removed, inserted or
-reordered, or a file was removed.`,
+reordered, or a file was removed.
+
+With --stream FILE, check a receiver's copy of the audit stream (a SIEM's
+export: audit lines, webhook batch bodies or syslog messages, one a line,
+in the order received) against the local log: a missing event (gap), an
+event whose bytes differ from the local one (rewrite), a repeat that
+differs, a broken chain, or an event the local log no longer holds are
+faults; exact repeats (at-least-once delivery) are counted, not faults.`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAuditVerify(e, asJSON, state) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if stream != "" {
+				if state != "" {
+					return &usageError{errors.New("--stream checks a copy against the local audit log; it does not take --state yet")}
+				}
+				return runAuditVerifyStream(e, stream, asJSON)
+			}
+			return runAuditVerify(e, asJSON, state)
+		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/audit.md)")
 	addStateFlag(cmd, &state)
+	cmd.Flags().StringVar(&stream, "stream", "", "check a receiver's copy of the audit stream in `FILE` against the local log")
 	return cmd
 }
 

@@ -41,6 +41,7 @@ type gatewayFlags struct {
 	policy        string
 	team          teamFlags
 	state         string
+	tel           telemetryFlags
 }
 
 func newGatewayCmd(e *env) *cobra.Command {
@@ -100,6 +101,7 @@ The routes file is documented in docs/gateway.md:
 	fl.StringVar(&f.policy, "policy", "", "host policy `FILE` for routes that name none (default $MCPSEAL_HOME/policy.json when it exists)")
 	addTeamFlags(fl, &f.team)
 	addStateFlag(cmd, &f.state)
+	f.tel.add(fl)
 	return cmd
 }
 
@@ -148,6 +150,11 @@ func runGateway(e *env, f gatewayFlags) error {
 			return err
 		}
 	}
+	tel, exp, stopExporters, err := startExporters(e, f.tel, f.state, logger)
+	if err != nil {
+		return err
+	}
+	defer stopExporters()
 	out := &lockedWriter{w: e.stderr}
 	rep := &gatewayReporter{w: out}
 	// Every session of every route gets the decisions `mcpseal run`
@@ -159,7 +166,7 @@ func runGateway(e *env, f gatewayFlags) error {
 			pol = f.policy
 		}
 		g, err := buildGuard(e, hostSpec{id: id, name: spec.Name, argv: spec.Command, url: spec.URL,
-			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != "", pins: store, state: f.state}, logger.With("route", route))
+			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != "", pins: store, state: f.state, tel: tel, export: exp}, logger.With("route", route))
 		if err != nil {
 			return httpgw.Guard{}, err
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/siem"
+	"github.com/mcpseal/mcpseal/telemetry"
 )
 
 // hostSpec is what the host's decisions about one server depend on.
@@ -36,6 +38,11 @@ type hostSpec struct {
 	// else state names the database (--state), "" for $MCPSEAL_HOME.
 	pins  *pin.Store
 	state string
+	// tel, when set, meters and traces the session.
+	tel *telemetry.Telemetry
+	// export, when set, ships the audit log; its full spool refuses
+	// calls under audit.required.
+	export *siem.Exporter
 }
 
 // hostGuard is the host's decisions for one server beyond its pin: the
@@ -89,6 +96,9 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 	} else {
 		sink.subject, sink.issuer, sink.client, sink.jti = auditIdentity(s.who)
 		g.closers = append(g.closers, sink.close)
+		if s.export != nil {
+			sink.export = s.export
+		}
 	}
 	if pol != nil {
 		pg := newPolicyGate(pol, s.id, g.argv, s.url, s.identityChecked, policyWho(s.who), logger)
@@ -113,6 +123,7 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 			return nil, err
 		}
 	}
+	g.observe(s.tel, s, sink)
 	if g.baseline == nil {
 		home, err := pin.DefaultHome(e.getenv)
 		if err != nil {

@@ -38,6 +38,7 @@ type runFlags struct {
 	logLevel      string
 	home          string
 	state         string
+	tel           telemetryFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -132,6 +133,7 @@ In a client's config, replace the server's command with:
 	fl.StringVar(&f.lock.path, "lock", "", "enforce the team lock `FILE` (needs --name): unapproved definitions are withheld, the locked package version runs")
 	fl.BoolVar(&f.lock.onlyLocked, "only-locked", false, "with --lock: refuse to start a server the lock does not list")
 	fl.StringVar(&f.lock.events, "lock-events", "", "with --lock: append one JSON line per listing and refused call to `FILE`")
+	f.tel.add(fl)
 	fl.StringVar(&f.lock.hostConfig, "lock-host-config", "", "with --lock: host config `FILE` naming trusted signing keys and a sequence store (default $"+lock.HostConfigEnv+")")
 	return cmd
 }
@@ -210,7 +212,12 @@ func runServer(e *env, f runFlags, argv []string) error {
 		plan.id = pin.IdentityForArgv(argv)
 	}
 	logger = logger.With("server", plan.id.Label)
-	guard, err := buildGuard(e, hostSpec{id: plan.id, name: plan.name, argv: plan.argv, url: f.remote.url, lock: f.lock, policy: f.policy, posture: posture, pinnedArgv: plan.profile != nil, state: f.state}, logger)
+	tel, exp, stopExporters, err := startExporters(e, f.tel, f.state, logger)
+	if err != nil {
+		return err
+	}
+	defer stopExporters()
+	guard, err := buildGuard(e, hostSpec{id: plan.id, name: plan.name, argv: plan.argv, url: f.remote.url, lock: f.lock, policy: f.policy, posture: posture, pinnedArgv: plan.profile != nil, state: f.state, tel: tel, export: exp}, logger)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/pin"
 	"github.com/mcpseal/mcpseal/policy"
+	"github.com/mcpseal/mcpseal/siem"
 )
 
 // auditQueue bounds the events waiting to be written: an append takes tens
@@ -46,6 +47,9 @@ type auditSink struct {
 	writing atomic.Int64
 	// subject, client and jti name the caller of a team gateway session.
 	subject, issuer, client, jti string
+	// export, when set, ships the log: it is told of each batch written,
+	// and under required its full spool refuses calls.
+	export *siem.Exporter
 }
 
 // auditWriter is where a sink writes: the files under $MCPSEAL_HOME/audit
@@ -110,6 +114,8 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger, stat
 			if err != nil {
 				a.log.Error("audit log: events not written", "count", len(batch), "err", err)
 				a.broken.Store(true)
+			} else if a.export != nil {
+				a.export.Kick()
 			}
 		}
 	}()
@@ -161,7 +167,12 @@ func (a *auditSink) hooks() gate.Hooks {
 	if a.required {
 		h.Call = func(gate.CallInfo) gate.Verdict {
 			if !a.broken.Load() && !a.stalled() {
-				return gate.Verdict{Kind: gate.Allow}
+				if a.export == nil || !a.export.Full() {
+					return gate.Verdict{Kind: gate.Allow}
+				}
+				return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: codePolicy,
+					Message: "mcpseal: the audit stream's spool is full and the host policy requires the audit log; the call was not forwarded",
+					Reason:  "audit-spool-full"}}
 			}
 			return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: codePolicy,
 				Message: "mcpseal: the audit log cannot be written and the host policy requires it; the call was not forwarded",

@@ -1,0 +1,290 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
+)
+
+// This file is the audit log as a stream: the chained lines after a
+// position, exactly as written, for a sink that ships them elsewhere, and
+// the check of a receiver's copy against the local chain.
+
+// Line is one chained line as written, with its position in the chain.
+type Line struct {
+	Seq  int64
+	Prev string // the hash of the line before it
+	Hash string // SHA-256 of Raw
+	Raw  []byte // the line without its newline
+}
+
+// ErrUnreadable means a line of the log is not as mcpseal writes it: the
+// stream stops there rather than ship something the chain does not hold.
+var ErrUnreadable = errors.New("the audit log holds a line that does not verify")
+
+// ReadAfter returns up to max lines whose seq follows after, in chain
+// order, and the earliest seq the log still holds (0 for an empty log;
+// when earliest > after+1 the lines between were pruned). It reads under
+// the log's shared lock; each line is checked as Verify checks it.
+func ReadAfter(home string, after int64, max int) (lines []Line, earliest int64, err error) {
+	dir, files, unlock, present, err := openForReading(home)
+	if err != nil || !present {
+		return nil, 0, err
+	}
+	defer unlock()
+	names := make([]string, 0, len(files)+1)
+	// Skip every rotated file whose successor starts at or before after+1.
+	start := 0
+	for i := range files {
+		if i+1 < len(files) && files[i+1].first <= after+1 {
+			start = i + 1
+		}
+	}
+	if len(files) > 0 {
+		earliest = files[0].first
+		if first, err := firstLineOf(filepath.Join(dir, currentName)); err == nil {
+			if seq, ok := peekSeq(first); ok && seq <= after+1 {
+				start = len(files) // every rotated file is before it
+			}
+		}
+		for _, f := range files[start:] {
+			names = append(names, f.name)
+		}
+	}
+	names = append(names, currentName)
+	for _, name := range names {
+		got, first, err := readLinesAfter(filepath.Join(dir, name), after, max-len(lines))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if earliest == 0 {
+			earliest = first
+		}
+		lines = append(lines, got...)
+		if len(lines) >= max {
+			break
+		}
+	}
+	return lines, earliest, nil
+}
+
+// openForReading takes the log's shared lock and lists its rotated files,
+// oldest first; present is false when there is no log yet.
+func openForReading(home string) (dir string, files []rotated, unlock func(), present bool, err error) {
+	dir = Dir(home)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return dir, nil, nil, false, nil
+	}
+	unlock, err = sharedLock(dir)
+	if err != nil {
+		return dir, nil, nil, false, err
+	}
+	files, err = rotatedFiles(dir)
+	if err != nil {
+		unlock()
+		return dir, nil, nil, false, err
+	}
+	return dir, files, unlock, true, nil
+}
+
+// readLinesAfter reads one file's lines after seq, up to max; first is
+// the file's first seq (0 when empty). A partial last line (an append in
+// progress) is left for the next read.
+func readLinesAfter(path string, after int64, max int) ([]Line, int64, error) {
+	f, err := atomicfile.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var (
+		out   []Line
+		first int64
+	)
+	for len(out) < max {
+		raw, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) || len(raw) > maxLineBytes+1 {
+			return nil, 0, fmt.Errorf("%w: a line of %s is too long", ErrUnreadable, filepath.Base(path))
+		}
+		if err != nil {
+			break // end of file, or a partial line still being written
+		}
+		line := raw[:len(raw)-1]
+		seq, ok := peekSeq(line)
+		if !ok {
+			return nil, 0, fmt.Errorf("%w (in %s)", ErrUnreadable, filepath.Base(path))
+		}
+		if first == 0 {
+			first = seq
+		}
+		if seq <= after {
+			continue
+		}
+		e, err := parseLine(line)
+		if err != nil || e.Seq != seq {
+			return nil, 0, fmt.Errorf("%w (event %d)", ErrUnreadable, seq)
+		}
+		out = append(out, Line{Seq: seq, Prev: e.Prev, Hash: lineHash(line), Raw: bytes.Clone(line)})
+	}
+	return out, first, nil
+}
+
+// peekSeq reads the seq of a line without decoding it: every line starts
+// {"v":1,"seq":N, (the member order is fixed).
+func peekSeq(line []byte) (int64, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"v":1,"seq":`))
+	if !ok {
+		return 0, false
+	}
+	var n int64
+	i := 0
+	for ; i < len(rest) && i < 19 && '0' <= rest[i] && rest[i] <= '9'; i++ {
+		n = n*10 + int64(rest[i]-'0')
+	}
+	if i == 0 || i == len(rest) || rest[i] != ',' || rest[0] == '0' {
+		return 0, false
+	}
+	return n, true
+}
+
+// Head returns the seq of the log's last event as its head records it (0
+// when there is none yet).
+func Head(home string) (int64, error) {
+	h, ok, err := readHead(Dir(home))
+	if err != nil || !ok {
+		return 0, err
+	}
+	return h.seq, nil
+}
+
+// StreamReport is what CheckStream found in a receiver's copy.
+type StreamReport struct {
+	// Events is the number of distinct events in the copy; First and
+	// Last their range.
+	Events      int           `json:"events"`
+	First       int64         `json:"first"`
+	Last        int64         `json:"last"`
+	Duplicates  int           `json:"duplicates"`  // identical repeats (at-least-once delivery)
+	NotYet      int64         `json:"not_yet"`     // local events after the copy's last
+	Unavailable int           `json:"unavailable"` // copy events the local log no longer holds (pruned)
+	Faults      []StreamFault `json:"faults"`
+}
+
+// OK says the copy is a faithful, gapless part of the chain.
+func (r *StreamReport) OK() bool { return len(r.Faults) == 0 }
+
+// StreamFault is one finding; it never quotes the copy's bytes.
+type StreamFault struct {
+	Seq    int64  `json:"seq,omitempty"`
+	Reason string `json:"reason"` // gap, rewrite, conflict, chain, malformed
+	Detail string `json:"detail"`
+}
+
+// maxStreamFaults bounds the faults one check reports: after that many,
+// the copy is plainly not the chain.
+const maxStreamFaults = 1000
+
+// CheckStream checks a receiver's copy of the stream (its lines, in the
+// order received, duplicates allowed) against the local chain: every
+// event must be byte for byte the local line of its seq (a rewrite is a
+// fault), a repeated seq must repeat the same bytes, the copy's events
+// must run without a gap from its first to its last, and each must chain
+// to the one before. Events the local log has pruned are checked by the
+// chain alone.
+func CheckStream(home string, copyLines [][]byte) (*StreamReport, error) {
+	rep := &StreamReport{Faults: []StreamFault{}}
+	fault := func(seq int64, reason, format string, args ...any) {
+		if len(rep.Faults) < maxStreamFaults {
+			rep.Faults = append(rep.Faults, StreamFault{Seq: seq, Reason: reason, Detail: fmt.Sprintf(format, args...)})
+		}
+	}
+	got := map[int64][]byte{}
+	for i, raw := range copyLines {
+		seq, ok := peekSeq(raw)
+		if !ok {
+			fault(0, "malformed", "line %d of the copy is not an audit event", i+1)
+			continue
+		}
+		if prior, dup := got[seq]; dup {
+			if bytes.Equal(prior, raw) {
+				rep.Duplicates++
+			} else {
+				fault(seq, "conflict", "event %d arrived twice with different bytes", seq)
+			}
+			continue
+		}
+		got[seq] = raw
+	}
+	seqs := make([]int64, 0, len(got))
+	for s := range got {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	rep.Events = len(seqs)
+	if len(seqs) == 0 {
+		return rep, nil
+	}
+	rep.First, rep.Last = seqs[0], seqs[len(seqs)-1]
+	local := map[int64]Line{}
+	after := rep.First - 1
+	var earliest int64
+	for after < rep.Last {
+		lines, first, err := ReadAfter(home, after, 4096)
+		if err != nil {
+			return nil, err
+		}
+		if earliest == 0 {
+			earliest = first
+		}
+		if len(lines) == 0 {
+			break
+		}
+		for _, l := range lines {
+			if l.Seq <= rep.Last {
+				local[l.Seq] = l
+			}
+		}
+		after = lines[len(lines)-1].Seq
+	}
+	if head, err := Head(home); err == nil && head > rep.Last {
+		rep.NotYet = head - rep.Last
+	}
+	var prevHash string
+	for i, s := range seqs {
+		raw := got[s]
+		if i > 0 && s != seqs[i-1]+1 {
+			fault(seqs[i-1]+1, "gap", "events %d to %d are missing from the copy", seqs[i-1]+1, s-1)
+			prevHash = ""
+		}
+		e, err := parseLine(raw)
+		if err != nil {
+			fault(s, "malformed", "event %d %v", s, err)
+			prevHash = ""
+			continue
+		}
+		if prevHash != "" && e.Prev != prevHash {
+			fault(s, "chain", "event %d does not chain to the event before it", s)
+		}
+		prevHash = lineHash(raw)
+		l, ok := local[s]
+		switch {
+		case !ok && earliest > 0 && s < earliest:
+			rep.Unavailable++ // pruned by rotation here; the chain checks it
+		case !ok:
+			fault(s, "missing", "the local log does not hold event %d: it was removed here", s)
+		case !bytes.Equal(l.Raw, raw):
+			fault(s, "rewrite", "event %d differs from the local log's", s)
+		}
+	}
+	return rep, nil
+}

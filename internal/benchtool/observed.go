@@ -1,0 +1,54 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// The telemetry mode (-telemetry, issue 16): one more stdio path, `mcpseal
+// run` with its Prometheus endpoint and OTLP/HTTP trace export on,
+// compared with plain `mcpseal run` in the same alternations. The
+// collector is this process (its CPU is not the proxy's): it takes every
+// export and answers with an empty ExportTraceServiceResponse, which is
+// zero bytes of protobuf.
+
+// collector is a minimal OTLP/HTTP trace receiver.
+type collector struct {
+	srv     *http.Server
+	url     string
+	exports atomic.Int64
+}
+
+func startCollector() (*collector, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	c := &collector{url: "http://" + l.Addr().String()}
+	c.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<20))
+		c.exports.Add(1)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	})}
+	go func() { _ = c.srv.Serve(l) }()
+	return c, nil
+}
+
+func (c *collector) stop() { _ = c.srv.Close() }
+
+// observedPath is `mcpseal run` with metrics and traces on.
+func observedPath(b *binaries, home, collectorURL string) path {
+	server := []string{b.sdkserver, b.defs}
+	argv := append([]string{b.mcpseal, "run", "--name", "bench", "--metrics-listen", "127.0.0.1:0", "--otlp-endpoint", collectorURL, "--"}, server...)
+	return stdioPath("stdio.mcpseal-observed", "mcpseal run, traces+metrics", argv, home, true, true)
+}
+
+// metricsPath is `mcpseal run` with the Prometheus endpoint alone on.
+func metricsPath(b *binaries, home string) path {
+	server := []string{b.sdkserver, b.defs}
+	argv := append([]string{b.mcpseal, "run", "--name", "bench", "--metrics-listen", "127.0.0.1:0", "--"}, server...)
+	return stdioPath("stdio.mcpseal-metrics", "mcpseal run, metrics only", argv, home, true, true)
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpseal/mcpseal/audit"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
+	"github.com/mcpseal/mcpseal/siem"
+)
+
+// maxStreamCopy bounds the receiver's copy `audit verify --stream` reads:
+// a year of a busy gate's events at a few hundred bytes each.
+const maxStreamCopy = 1 << 30
+
+// auditStreamJSON is the --json output of audit verify --stream.
+type auditStreamJSON struct {
+	Version int  `json:"version"`
+	OK      bool `json:"ok"`
+	*audit.StreamReport
+}
+
+func runAuditVerifyStream(e *env, path string, asJSON bool) error {
+	home, err := auditHome(e)
+	if err != nil {
+		return err
+	}
+	data, err := atomicfile.ReadFileFollow(path, maxStreamCopy)
+	if err != nil {
+		return fmt.Errorf("reading the stream copy: %w", err)
+	}
+	lines, err := siem.ParseCopy(data)
+	if err != nil {
+		return exitWith(ExitFailure, fmt.Errorf("the stream copy: %w", err))
+	}
+	rep, err := audit.CheckStream(home, lines)
+	if err != nil {
+		return fmt.Errorf("reading the audit log: %w", err)
+	}
+	if asJSON {
+		if err := writeJSON(e.stdout, auditStreamJSON{Version: jsonVersion, OK: rep.OK(), StreamReport: rep}); err != nil {
+			return err
+		}
+		if !rep.OK() {
+			return exitWith(ExitFailure, nil)
+		}
+		return nil
+	}
+	for _, f := range rep.Faults {
+		fmt.Fprintf(e.stdout, "fault: %s: %s\n", f.Reason, f.Detail)
+	}
+	if rep.Unavailable > 0 {
+		fmt.Fprintf(e.stdout, "note: %d events of the copy were pruned here by rotation; the chain checked them\n", rep.Unavailable)
+	}
+	if rep.NotYet > 0 {
+		fmt.Fprintf(e.stdout, "note: %d local events follow the copy's last (not delivered yet)\n", rep.NotYet)
+	}
+	if !rep.OK() {
+		return exitWith(ExitFailure, withHint(fmt.Errorf("the stream copy failed verification (%d faults)", len(rep.Faults)),
+			"a gap is an event the receiver never got; a rewrite is an event changed on the way or at either end"))
+	}
+	if rep.Events == 0 {
+		fmt.Fprintln(e.stdout, "stream copy ok: no events")
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "stream copy ok: %d events (%d to %d), %d repeats\n", rep.Events, rep.First, rep.Last, rep.Duplicates)
+	return nil
+}
+
+func newAuditShipCmd(e *env) *cobra.Command {
+	var path string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "ship [--audit-export FILE] [--timeout D]",
+		Short: "Send the audit events the sinks have not taken yet, then exit",
+		Long: `Ship every audit event a sink of the export file has not acknowledged,
+waiting at most --timeout; exits 1 when a sink is still behind. mcpseal run
+and the gateway ship while they run; this drains what they left (from a
+timer, or before a machine is retired).`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout <= 0 || timeout > time.Hour {
+				return &usageError{errors.New("--timeout must be more than 0 and at most 1h")}
+			}
+			logger, err := newLogger(e.stderr, "info")
+			if err != nil {
+				return err
+			}
+			ex, err := startAuditExport(e, path, logger)
+			if err != nil {
+				return err
+			}
+			if ex == nil {
+				return &usageError{errors.New("no audit export configured: pass --audit-export FILE or write $MCPSEAL_HOME/" + auditExportName)}
+			}
+			defer ex.Close()
+			if err := ex.Ship(timeout); err != nil {
+				return exitWith(ExitFailure, err)
+			}
+			fmt.Fprintln(e.stdout, "audit stream: every sink has every event")
+			return nil
+		},
+	}
+	addAuditExportFlag(cmd.Flags(), &path)
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the sinks")
+	return cmd
+}

@@ -1,0 +1,342 @@
+package siem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpseal/mcpseal/audit"
+	"github.com/mcpseal/mcpseal/internal/atomicfile"
+)
+
+// Shipping bounds and pace.
+const (
+	// maxBatch bounds the events of one batch (and one syslog write).
+	maxBatch       = 256
+	cursorFormat   = "mcpseal-audit-cursor v1 %020d %s\n"
+	maxCursorBytes = 256
+)
+
+// The pace (variables for the tests): how often a sink's shipper looks for
+// new events and every process checks the spool, and the retry backoff.
+var (
+	pollInterval = 500 * time.Millisecond
+	minBackoff   = 500 * time.Millisecond
+	maxBackoff   = 30 * time.Second
+)
+
+type sender interface {
+	send(ctx context.Context, lines []audit.Line) error
+	close()
+	// resendOnReconnect is how many already-acknowledged events to send
+	// again before the next batch (0 when nothing may have been lost).
+	resendOnReconnect() int64
+}
+
+// Exporter ships the audit log under one home to the configured sinks.
+type Exporter struct {
+	home   string
+	spool  int64
+	log    *slog.Logger
+	sinks  []*shipper
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	kick   chan struct{}
+}
+
+type shipper struct {
+	e         *Exporter
+	name      string
+	dir       string
+	s         sender
+	full      atomic.Bool
+	leader    bool
+	lockF     *os.File
+	lastError time.Time
+}
+
+// Start starts shipping; a nil or empty cfg returns a nil Exporter.
+func Start(home string, cfg *Config, log *slog.Logger) (*Exporter, error) {
+	if cfg == nil || len(cfg.Sinks) == 0 {
+		return nil, nil
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Exporter{home: home, spool: cfg.SpoolEvents, log: log, cancel: cancel, kick: make(chan struct{}, 1)}
+	for _, c := range cfg.Sinks {
+		sh, err := newShipper(e, home, c)
+		if err != nil {
+			for _, sh := range e.sinks {
+				sh.s.close()
+				sh.lockF.Close()
+			}
+			cancel()
+			return nil, fmt.Errorf("sink %s: %w", c.Name, err)
+		}
+		e.sinks = append(e.sinks, sh)
+	}
+	for _, sh := range e.sinks {
+		sh.checkSpool() // before the first call, not a poll later
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			sh.run(ctx)
+		}()
+	}
+	return e, nil
+}
+
+// newShipper makes a sink's sender and opens its folder and lock.
+func newShipper(e *Exporter, home string, c SinkConfig) (*shipper, error) {
+	var (
+		s   sender
+		err error
+	)
+	switch c.Type {
+	case "webhook":
+		s = newWebhook(c)
+	case "syslog":
+		s, err = newSyslog(c)
+	case "otlp":
+		s, err = newOTLPLogs(c)
+	default:
+		err = errors.New("unknown sink type")
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(audit.Dir(home), "export", c.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	lf, err := atomicfile.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &shipper{e: e, name: c.Name, dir: dir, s: s, lockF: lf}, nil
+}
+
+// Full says a sink's spool is full: more than SpoolEvents events wait for
+// it, or rotation pruned events it never took.
+func (e *Exporter) Full() bool {
+	if e == nil {
+		return false
+	}
+	for _, s := range e.sinks {
+		if s.full.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// Kick says events were appended: ship them now, not at the next poll.
+func (e *Exporter) Kick() {
+	if e == nil {
+		return
+	}
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops shipping; what was not shipped stays in the log for the
+// next process.
+func (e *Exporter) Close() error {
+	if e == nil {
+		return nil
+	}
+	e.cancel()
+	e.wg.Wait()
+	for _, s := range e.sinks {
+		s.s.close()
+		s.lockF.Close()
+	}
+	return nil
+}
+
+// Backlog returns, per sink, how many events wait for it.
+func (e *Exporter) Backlog() map[string]int64 {
+	out := map[string]int64{}
+	if e == nil {
+		return out
+	}
+	head, _ := audit.Head(e.home)
+	for _, s := range e.sinks {
+		c, _, _ := s.cursor()
+		out[s.name] = max(head-c.seq, 0)
+	}
+	return out
+}
+
+type cursor struct {
+	seq  int64
+	hash string
+}
+
+// cursor reads the sink's position; absent is 0 (nothing shipped).
+func (s *shipper) cursor() (cursor, bool, error) {
+	data, err := atomicfile.ReadFile(filepath.Join(s.dir, "cursor"), maxCursorBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cursor{}, false, nil
+	}
+	if err != nil {
+		return cursor{}, false, err
+	}
+	str := string(data)
+	rest, ok := strings.CutPrefix(str, "mcpseal-audit-cursor v1 ")
+	if !ok || len(rest) != 20+1+64+1 {
+		return cursor{}, false, errors.New("the sink's cursor file is malformed")
+	}
+	n, err := strconv.ParseInt(rest[:20], 10, 64)
+	c := cursor{seq: n, hash: rest[21:85]}
+	if err != nil || n < 1 || fmt.Sprintf(cursorFormat, c.seq, c.hash) != str {
+		return cursor{}, false, errors.New("the sink's cursor file is malformed")
+	}
+	return c, true, nil
+}
+
+func (s *shipper) writeCursor(c cursor) error {
+	return atomicfile.WriteFile(filepath.Join(s.dir, "cursor"), fmt.Appendf(nil, cursorFormat, c.seq, c.hash), 0o600)
+}
+
+// checkSpool sets full from the backlog; every process does it, so that
+// each refuses calls under audit.required when a sink falls behind.
+func (s *shipper) checkSpool() {
+	c, _, err := s.cursor()
+	head, herr := audit.Head(s.e.home)
+	full := err != nil || herr != nil || head-c.seq > s.e.spool
+	if full && !s.full.Load() {
+		s.e.log.Error("audit export: the spool is full: events wait for the sink longer than the spool holds; under audit.required every call is refused until it catches up",
+			"sink", s.name, "waiting", head-c.seq, "spool_events", s.e.spool)
+	} else if !full && s.full.Load() {
+		s.e.log.Info("audit export: the sink caught up", "sink", s.name)
+	}
+	s.full.Store(full)
+}
+
+func (s *shipper) run(ctx context.Context) {
+	backoff := minBackoff
+	var resend int64
+	for {
+		if !s.leader {
+			s.leader = tryLock(s.lockF)
+		}
+		s.checkSpool()
+		wait := pollInterval
+		if s.leader {
+			shipped, err := s.shipOnce(ctx, &resend)
+			switch {
+			case err != nil:
+				s.report(err)
+				wait, backoff = backoff, min(backoff*2, maxBackoff)
+			case shipped > 0:
+				backoff = minBackoff
+				s.checkSpool()
+				continue // more may be waiting
+			default:
+				backoff = minBackoff
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.e.kick:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// report logs a sink's failure, at most once a minute.
+func (s *shipper) report(err error) {
+	if time.Since(s.lastError) < time.Minute {
+		return
+	}
+	s.lastError = time.Now()
+	s.e.log.Warn("audit export: the sink did not take a batch; it will be sent again", "sink", s.name, "err", err)
+}
+
+// shipOnce sends the next batch after the cursor and moves the cursor.
+func (s *shipper) shipOnce(ctx context.Context, resend *int64) (int, error) {
+	c, _, err := s.cursor()
+	if err != nil {
+		return 0, err
+	}
+	from := c.seq
+	if n := s.s.resendOnReconnect(); n > 0 && from > 0 {
+		*resend = n
+	}
+	if *resend > 0 {
+		from = max(c.seq-*resend, 0)
+	}
+	lines, earliest, err := audit.ReadAfter(s.e.home, from, maxBatch)
+	if err != nil {
+		return 0, err
+	}
+	if len(lines) == 0 {
+		return 0, nil
+	}
+	if lines[0].Seq > from+1 && earliest > from+1 {
+		n := lines[0].Seq - from - 1
+		if lines[0].Seq > c.seq+1 {
+			s.e.log.Error("audit export: rotation pruned events this sink never took; the receiver will see a gap", "sink", s.name, "from", c.seq+1, "to", lines[0].Seq-1, "count", n)
+		}
+	} else if c.seq > 0 && from == c.seq && lines[0].Prev != c.hash {
+		s.e.log.Error("audit export: the local log no longer chains to the last event shipped: it was changed after shipping", "sink", s.name, "seq", c.seq)
+	}
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	if err := s.s.send(ctx, lines); err != nil {
+		return 0, err
+	}
+	last := lines[len(lines)-1]
+	*resend = 0
+	if last.Seq <= c.seq {
+		return len(lines), nil // a resend of events already taken
+	}
+	if err := s.writeCursor(cursor{seq: last.Seq, hash: last.Hash}); err != nil {
+		return 0, err
+	}
+	return len(lines), nil
+}
+
+// Ship sends everything the log holds to every sink, waiting at most d;
+// it reports the sinks that did not catch up. It is for `mcpseal audit
+// ship`: a process that appends nothing drains what others left.
+func (e *Exporter) Ship(d time.Duration) error {
+	if e == nil {
+		return nil
+	}
+	deadline := time.Now().Add(d)
+	for {
+		behind := []string{}
+		for name, n := range e.Backlog() {
+			if n > 0 {
+				behind = append(behind, name)
+			}
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sinks still behind: %s", strings.Join(behind, ", "))
+		}
+		e.Kick()
+		time.Sleep(50 * time.Millisecond)
+	}
+}

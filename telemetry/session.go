@@ -1,0 +1,584 @@
+package telemetry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+// maxTracked bounds the requests one session measures at once: the gate's
+// own bound on requests in flight (gate.DefaultLimits.MaxPending).
+const maxTracked = 4096
+
+// Attribute keys, from the OpenTelemetry semantic conventions for MCP and
+// GenAI tool calls, and mcpseal's own.
+const (
+	attrMethod    = "mcp.method.name"
+	attrSession   = "mcp.session.id"
+	attrProtocol  = "mcp.protocol.version"
+	attrTool      = "gen_ai.tool.name"
+	attrOperation = "gen_ai.operation.name"
+	attrStatus    = "rpc.response.status_code"
+	attrErrorType = "error.type"
+	attrOutcome   = "mcpseal.outcome"
+	attrCode      = "mcpseal.refusal.code"
+	attrServer    = "mcpseal.server.id"
+	attrLabel     = "mcpseal.server.label"
+	attrCount     = "mcpseal.count"
+)
+
+// Session observes one gate session. Its methods run under the
+// transport's lock (gate.Observer, gate.Hooks); Close may come from
+// elsewhere, so a mutex guards the state.
+type Session struct {
+	t      *Telemetry
+	id     string
+	server string
+	label  string
+
+	mu       sync.Mutex
+	ctx      context.Context // the session span's
+	span     trace.Span
+	pending  map[string]*request
+	calls    []*request // tools/call requests not yet decided, in order
+	decided  *request   // the call the last Call hook decided
+	asking   []*request // calls waiting for a person
+	verify   trace.Span
+	verifyAt time.Time
+	verified bool
+	protocol string
+	closed   bool
+}
+
+type request struct {
+	method     string // a methods label
+	tool       string // safe name, tools/call only
+	start      time.Time
+	upstream   time.Time // when it was forwarded; zero before
+	fromServer bool      // the server answered it
+	serverErr  bool      // with an error (else mcpseal's error replaced a result)
+	ctx        context.Context
+	span       trace.Span
+	up         trace.Span
+	confirm    trace.Span
+}
+
+// Session starts observing one gate session of the server id (its label
+// is a safe name). A nil Telemetry returns nil.
+func (t *Telemetry) Session(id, label string) *Session {
+	if t == nil {
+		return nil
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	s := &Session{t: t, id: hex.EncodeToString(b[:]), server: id, label: label, pending: make(map[string]*request), ctx: context.Background()}
+	t.m.sessions.Inc()
+	t.mu.Lock()
+	t.open[s] = struct{}{}
+	t.mu.Unlock()
+	if t.tracer != nil {
+		s.ctx, s.span = t.tracer.Start(context.Background(), "mcpseal.session", trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attribute.String(attrSession, s.id), attribute.String(attrServer, reduce(id)), attribute.String(attrLabel, reduce(label))))
+	}
+	return s
+}
+
+// Hooks returns h with the session's observer and event meter added; a
+// nil Session returns h unchanged.
+func (s *Session) Hooks(h gate.Hooks) gate.Hooks {
+	if s == nil {
+		return h
+	}
+	h.Observer = s
+	inner := h.Event
+	h.Event = func(e gate.Event) {
+		s.event(e)
+		if inner != nil {
+			inner(e)
+		}
+	}
+	if call := h.Call; s.t.tracer != nil {
+		h.Call = func(ci gate.CallInfo) gate.Verdict {
+			var v gate.Verdict
+			if call != nil {
+				v = call(ci)
+			} else {
+				v = gate.Verdict{Kind: gate.Allow}
+			}
+			return s.decide(ci, v)
+		}
+	}
+	return h
+}
+
+// Took implements gate.Observer.
+func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if from == gate.ToServer {
+		if m.Kind == jsonrpc.Response {
+			r := s.pending[jsonrpc.IDKey(m.ID)]
+			if r == nil || r.upstream.IsZero() || r.fromServer {
+				return
+			}
+			r.fromServer, r.serverErr = true, m.Error != nil
+			s.t.m.upstream.Observe(now.Sub(r.upstream).Seconds(), r.method)
+			if r.up != nil {
+				if m.Error != nil {
+					r.up.SetStatus(codes.Error, "")
+				}
+				r.up.End(trace.WithTimestamp(now))
+			}
+			if r.method == "initialize" && s.t.tracer != nil && m.Result != nil {
+				if v := paramString(m.Result, "protocolVersion"); isProtocolVersion(v) {
+					s.protocol = v
+				}
+			}
+			if !s.verified && s.verify == nil && (r.method == "initialize" || r.method == "server/discover") {
+				s.startVerify(r, now)
+			}
+		}
+		return
+	}
+	if m.Kind != jsonrpc.Request {
+		return
+	}
+	key := jsonrpc.IDKey(m.ID)
+	if _, dup := s.pending[key]; dup {
+		return
+	}
+	if len(s.pending) >= maxTracked {
+		s.t.m.untracked.Inc()
+		return
+	}
+	r := &request{method: methodLabel(m.Method), start: now}
+	s.pending[key] = r
+	if !s.verified && s.verify == nil && r.method != "initialize" && r.method != "server/discover" && s.verifyAt.IsZero() {
+		s.verifyAt = now // a modern session verifies on its first request
+	}
+	if s.t.tracer == nil {
+		return // metrics need neither the tool's name (the gate's events carry it) nor _meta
+	}
+	tool, meta := callFacts(m.Params)
+	if r.method == "tools/call" {
+		r.tool = contract.SafeName(tool)
+		s.calls = append(s.calls, r)
+	}
+	parent, links := s.ctx, []trace.Link(nil)
+	if tp, ts, ok := s.clientContext(meta); ok {
+		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
+		links = []trace.Link{{SpanContext: trace.SpanContextFromContext(s.ctx)}}
+	}
+	name := r.method
+	attrs := []attribute.KeyValue{attribute.String(attrMethod, r.method), attribute.String(attrSession, s.id)}
+	if r.tool != "" {
+		name += " " + r.tool
+		attrs = append(attrs, attribute.String(attrTool, r.tool), attribute.String(attrOperation, "execute_tool"))
+	}
+	if s.protocol != "" {
+		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
+	}
+	r.ctx, r.span = s.t.tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(now),
+		trace.WithAttributes(attrs...), trace.WithLinks(links...))
+}
+
+func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContextConfig {
+	c.TraceState = ts
+	return c
+}
+
+// callFacts reads params.name and params._meta in one pass (nil and ""
+// when absent or unreadable).
+func callFacts(params []byte) (name string, meta []byte) {
+	if len(params) == 0 || params[0] != '{' {
+		return "", nil
+	}
+	ms, err := jsonrpc.Members(params)
+	if err != nil {
+		return "", nil
+	}
+	for _, m := range ms {
+		switch m.Key {
+		case "name":
+			name, _ = jsonrpc.DecodeString(m.Value)
+		case "_meta":
+			meta = m.Value
+		}
+	}
+	return name, meta
+}
+
+// clientContext reads _meta.traceparent and tracestate, strictly; a
+// malformed one is counted and ignored.
+func (s *Session) clientContext(meta []byte) (trace.SpanContextConfig, trace.TraceState, bool) {
+	if meta == nil {
+		return trace.SpanContextConfig{}, trace.TraceState{}, false
+	}
+	rawTP, rawTS := member(meta, "traceparent"), member(meta, "tracestate")
+	if rawTP == nil {
+		return trace.SpanContextConfig{}, trace.TraceState{}, false
+	}
+	tp, err1 := jsonrpc.DecodeString(rawTP)
+	c, ok := parseTraceparent(tp)
+	ts := trace.TraceState{}
+	okTS := true
+	if rawTS != nil {
+		v, err := jsonrpc.DecodeString(rawTS)
+		ts, okTS = parseTracestate(v)
+		okTS = okTS && err == nil
+	}
+	if err1 != nil || !ok || !okTS {
+		s.t.m.badContext.Inc()
+		return trace.SpanContextConfig{}, trace.TraceState{}, false
+	}
+	return c, ts, true
+}
+
+// member returns the raw value of an object's member, nil when absent or
+// when obj is not one unambiguous object.
+func member(obj []byte, key string) []byte {
+	if len(obj) == 0 || obj[0] != '{' {
+		return nil
+	}
+	ms, err := jsonrpc.Members(obj)
+	if err != nil {
+		return nil
+	}
+	for _, m := range ms {
+		if m.Key == key {
+			return m.Value
+		}
+	}
+	return nil
+}
+
+func paramString(params []byte, key string) string {
+	raw := member(params, key)
+	if raw == nil {
+		return ""
+	}
+	v, err := jsonrpc.DecodeString(raw)
+	if err != nil {
+		return ""
+	}
+	return v
+}
+
+// Emitted implements gate.Observer.
+func (s *Session) Emitted(out []gate.Out) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	for _, o := range out {
+		m, err := jsonrpc.Peek(o.Frame)
+		if err != nil || m.ID == nil {
+			continue
+		}
+		switch {
+		case o.To == gate.ToServer && m.Kind == jsonrpc.Request:
+			r := s.pending[jsonrpc.IDKey(m.ID)]
+			if r == nil || !r.upstream.IsZero() {
+				continue
+			}
+			r.upstream = now
+			s.t.m.gateLatency.Observe(now.Sub(r.start).Seconds(), r.method)
+			if r.span != nil {
+				_, r.up = s.t.tracer.Start(r.ctx, "mcpseal.upstream", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(now),
+					trace.WithAttributes(attribute.String(attrMethod, r.method)))
+			}
+		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
+			key := jsonrpc.IDKey(m.ID)
+			r := s.pending[key]
+			if r == nil {
+				continue
+			}
+			delete(s.pending, key)
+			s.finish(r, m, now)
+		}
+	}
+}
+
+// finish records a request's answer.
+func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
+	outcome, code, status := "ok", "", 0
+	if m.Error != nil {
+		status = errorCode(m.Error)
+		if r.serverErr {
+			outcome = "error"
+		} else {
+			// mcpseal's own answer (a refusal before forwarding, a timeout,
+			// a withheld result): its data.reason is one of its codes.
+			outcome = "refused"
+			code = s.t.m.codes.value(paramString(member(m.Error, "data"), "reason"))
+			s.t.m.refusals.Inc(code)
+		}
+	}
+	if r.upstream.IsZero() {
+		s.t.m.gateLatency.Observe(now.Sub(r.start).Seconds(), r.method)
+	}
+	s.t.m.requests.Inc(r.method, outcome)
+	s.dropCall(r)
+	if r.span == nil {
+		return
+	}
+	if r.up != nil && !r.fromServer {
+		r.up.End(trace.WithTimestamp(now))
+	}
+	attrs := []attribute.KeyValue{attribute.String(attrOutcome, outcome)}
+	if m.Error != nil {
+		attrs = append(attrs, attribute.String(attrStatus, strconv.Itoa(status)), attribute.String(attrErrorType, strconv.Itoa(status)))
+		r.span.SetStatus(codes.Error, "")
+	}
+	if code != "" {
+		attrs = append(attrs, attribute.String(attrCode, code))
+	}
+	r.span.SetAttributes(attrs...)
+	r.span.End(trace.WithTimestamp(now))
+}
+
+// errorCode reads error.code, bounded to an int32; 0 when unreadable.
+func errorCode(obj []byte) int {
+	raw := member(obj, "code")
+	n, err := strconv.ParseInt(string(raw), 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+func (s *Session) dropCall(r *request) {
+	for i, c := range s.calls {
+		if c == r {
+			s.calls = append(s.calls[:i], s.calls[i+1:]...)
+			break
+		}
+	}
+	for i, c := range s.asking {
+		if c == r {
+			s.asking = append(s.asking[:i], s.asking[i+1:]...)
+			if c.confirm != nil {
+				c.confirm.End()
+				c.confirm = nil
+			}
+			break
+		}
+	}
+	if s.decided == r {
+		s.decided = nil
+	}
+}
+
+// decide wraps a Call verdict: a Later verdict's work (a preflight
+// provider) gets a span of its own.
+func (s *Session) decide(ci gate.CallInfo, v gate.Verdict) gate.Verdict {
+	s.mu.Lock()
+	name := contract.SafeName(ci.Tool.Name)
+	var r *request
+	for i, c := range s.calls {
+		if c.tool == name {
+			r = c
+			s.calls = append(s.calls[:i], s.calls[i+1:]...)
+			break
+		}
+	}
+	s.decided = r
+	s.mu.Unlock()
+	if v.Kind != gate.Later || v.Work == nil || r == nil || r.span == nil {
+		return v
+	}
+	work, ctx, tracer := v.Work, r.ctx, s.t.tracer
+	v.Work = func() gate.Verdict {
+		_, sp := tracer.Start(ctx, "mcpseal.preflight", trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attribute.String(attrTool, name)))
+		out := work()
+		sp.SetAttributes(attribute.String(attrOutcome, verdictName(out.Kind)))
+		sp.End()
+		return out
+	}
+	return v
+}
+
+func verdictName(k gate.VerdictKind) string {
+	switch k {
+	case gate.Allow:
+		return "allow"
+	case gate.Refuse:
+		return "refuse"
+	case gate.Confirm:
+		return "confirm"
+	}
+	return "later"
+}
+
+// startVerify opens the contract check's span under the handshake's.
+func (s *Session) startVerify(r *request, now time.Time) {
+	s.verifyAt = now
+	if s.t.tracer == nil {
+		return
+	}
+	ctx := s.ctx
+	if r != nil && r.ctx != nil {
+		ctx = r.ctx
+	}
+	_, s.verify = s.t.tracer.Start(ctx, "mcpseal.verify", trace.WithTimestamp(now))
+}
+
+// event meters one of the gate's audit events.
+func (s *Session) event(e gate.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.t.m
+	switch e.Op {
+	case "connect":
+		s.endVerify(e.Outcome, e.Code)
+	case "drift":
+		m.drift.Inc(driftLabel(e.Outcome))
+		s.endVerify("drift", "drift")
+	case "list":
+		if e.Outcome == "shown" || e.Outcome == "shaped" {
+			m.listing.Observe(float64(e.Count), kindLabel(e.Kind))
+		}
+	case "withhold":
+		m.withheld.Inc(kindLabel(e.Kind))
+	case "result":
+		if e.Outcome == "withheld" {
+			m.withheld.Inc("results")
+		}
+	case "call":
+		outcome := "allowed"
+		if e.Outcome == "refused" {
+			outcome = "refused"
+		}
+		m.toolCalls.Inc(m.tools.value(e.Name), outcome)
+	case "confirm":
+		switch e.Outcome {
+		case "asked":
+			m.confirms.Inc("asked")
+			if r := s.decided; r != nil && r.span != nil && r.confirm == nil {
+				_, r.confirm = s.t.tracer.Start(r.ctx, "mcpseal.confirm", trace.WithAttributes(attribute.String(attrTool, r.tool)))
+				s.asking = append(s.asking, r)
+			}
+		default:
+			outcome := "declined"
+			if e.Outcome == "accepted" {
+				outcome = "accepted"
+			}
+			m.confirms.Inc(outcome)
+			for i, r := range s.asking {
+				if r.tool == e.Name {
+					r.confirm.SetAttributes(attribute.String(attrOutcome, outcome))
+					r.confirm.End()
+					r.confirm = nil
+					s.asking = append(s.asking[:i], s.asking[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+}
+
+func (s *Session) endVerify(outcome, code string) {
+	if s.verified {
+		return
+	}
+	s.verified = true
+	if s.verify == nil {
+		if s.t.tracer == nil || s.verifyAt.IsZero() {
+			return
+		}
+		_, s.verify = s.t.tracer.Start(s.ctx, "mcpseal.verify", trace.WithTimestamp(s.verifyAt))
+	}
+	s.verify.SetAttributes(attribute.String(attrOutcome, reduce(outcome)))
+	if code != "" {
+		s.verify.SetAttributes(attribute.String(attrCode, s.t.m.codes.value(code)))
+		s.verify.SetStatus(codes.Error, "")
+	}
+	s.verify.End()
+}
+
+func driftLabel(o string) string {
+	if o == "forwarded" {
+		return "forwarded"
+	}
+	return "blocked"
+}
+
+func kindLabel(k contract.Kind) string {
+	switch k {
+	case contract.Tools, contract.Prompts, contract.Resources, contract.ResourceTemplates:
+		return string(k)
+	case contract.InstructionsKind:
+		return "instructions"
+	}
+	return otherLabel
+}
+
+// Close ends the session's spans; requests never answered are counted as
+// unanswered.
+func (s *Session) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.t.m.sessions.Dec()
+	s.t.mu.Lock()
+	delete(s.t.open, s)
+	s.t.mu.Unlock()
+	for k, r := range s.pending {
+		s.t.m.requests.Inc(r.method, "unanswered")
+		if r.up != nil && !r.fromServer {
+			r.up.End()
+		}
+		if r.confirm != nil {
+			r.confirm.End()
+		}
+		if r.span != nil {
+			r.span.SetAttributes(attribute.String(attrOutcome, "unanswered"))
+			r.span.End()
+		}
+		delete(s.pending, k)
+	}
+	if s.verify != nil && !s.verified {
+		s.verify.End()
+	}
+	if s.span != nil {
+		s.span.End()
+	}
+	return nil
+}
+
+// isProtocolVersion: an MCP protocol version is a date, YYYY-MM-DD; the
+// server's answer is kept only in that shape.
+func isProtocolVersion(v string) bool {
+	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
+		return false
+	}
+	for i := 0; i < 10; i++ {
+		if i != 4 && i != 7 && (v[i] < '0' || v[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
