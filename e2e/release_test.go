@@ -2,11 +2,16 @@ package e2e
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"debug/elf"
+	"debug/macho"
+	"debug/pe"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -27,12 +32,12 @@ import (
 )
 
 // The release tests build a real release with internal/releasebuild (what
-// scripts/release runs) for this machine's platform only: two builds of
-// linux/amd64 cost about as much as the rest of this file, and the other
-// five targets would cost minutes more on CI's two cores (docs/release.md
-// gives the figures). Every artifact the build makes is checked here: the
-// archive, the signed SHA256SUMS, the SBOM, the container image and the
-// npm packages installed with no network.
+// scripts/release runs) for this machine's platform, twice, and every
+// artifact that build makes is checked here: the archive, the signed
+// SHA256SUMS, the SBOM, the container image and the npm packages installed
+// with no network. AllTargets builds the whole release once more, all six
+// platforms, and checks its sums, signature and binaries (minutes of CPU
+// on CI's two cores: docs/release.md gives the figures).
 
 const releaseVersion = "0.3.0-test.1"
 
@@ -207,6 +212,44 @@ func TestRelease(t *testing.T) {
 		ents, _ := os.ReadDir(r.dir)
 		if len(ents) != len(names) || len(names) < 8 {
 			t.Errorf("first build wrote %d files, second %d", len(ents), len(names))
+		}
+	})
+
+	// AllTargets: scripts/release's build for every platform a release
+	// ships, cross-compiled, summed and signed, each archive holding a
+	// binary of its platform's format and architecture. (Minutes of CPU
+	// on a cold cache: the price of checking every artifact in CI.)
+	t.Run("AllTargets", func(t *testing.T) {
+		t.Parallel()
+		out := filepath.Join(t.TempDir(), "all")
+		var names []string
+		for _, tg := range releasebuild.AllTargets {
+			names = append(names, tg.String())
+		}
+		o := r.opts
+		_, stderr, code := runIn(t, repoRoot, os.Environ(), 20*time.Minute, r.tool, "-repo", o.Repo, "-version", o.Version, "-commit", o.Commit,
+			"-time", strconv.FormatInt(o.Time.Unix(), 10), "-targets", strings.Join(names, ","), "-key", r.key, "-out", out)
+		if code != 0 {
+			t.Fatalf("testrelease, every target: exit %d\n%s", code, stderr)
+		}
+		vout, verr, vcode := mcpseal(t, home(t), "verify-release", filepath.Join(out, "SHA256SUMS"), filepath.Join(out, "SHA256SUMS.sig"), "--key", r.pub)
+		if vcode != 0 {
+			t.Fatalf("verify-release of the whole release: exit %d\n%s%s", vcode, vout, verr)
+		}
+		for _, tg := range releasebuild.AllTargets {
+			base := "mcpseal_" + releaseVersion + "_" + tg.OS + "_" + tg.Arch
+			var bin []byte
+			if tg.OS == "windows" {
+				bin = unzipFile(t, readBytes(t, filepath.Join(out, base+".zip")), "mcpseal.exe")
+			} else {
+				bin = untarFile(t, readBytes(t, filepath.Join(out, base+".tar.gz")), "mcpseal")
+			}
+			if err := checkBinary(bin, tg.OS, tg.Arch); err != nil {
+				t.Errorf("%s: %v", tg, err)
+			}
+			if !bytes.Contains(readBytes(t, filepath.Join(out, "SHA256SUMS")), []byte(base)) {
+				t.Errorf("%s: not in SHA256SUMS", tg)
+			}
 		}
 	})
 
@@ -629,4 +672,69 @@ func testNPMPackages(t *testing.T, r *releaseSet) {
 			t.Errorf("swapped package: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 		}
 	})
+}
+
+// unzipFile returns the named file of a zip archive.
+func unzipFile(t *testing.T, data []byte, name string) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if f.Name != name {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	t.Fatalf("%s not in the zip archive", name)
+	return nil
+}
+
+// checkBinary checks that bin is an executable of goos and goarch.
+func checkBinary(bin []byte, goos, goarch string) error {
+	machines := map[string][3]any{ // ELF, Mach-O, PE machine numbers
+		"amd64": {elf.EM_X86_64, macho.CpuAmd64, uint16(pe.IMAGE_FILE_MACHINE_AMD64)},
+		"arm64": {elf.EM_AARCH64, macho.CpuArm64, uint16(pe.IMAGE_FILE_MACHINE_ARM64)},
+	}
+	m := machines[goarch]
+	r := bytes.NewReader(bin)
+	switch goos {
+	case "linux":
+		f, err := elf.NewFile(r)
+		if err != nil {
+			return err
+		}
+		if f.Machine != m[0].(elf.Machine) {
+			return fmt.Errorf("ELF machine %v", f.Machine)
+		}
+	case "darwin":
+		f, err := macho.NewFile(r)
+		if err != nil {
+			return err
+		}
+		if f.Cpu != m[1].(macho.Cpu) {
+			return fmt.Errorf("Mach-O CPU %v", f.Cpu)
+		}
+	case "windows":
+		f, err := pe.NewFile(r)
+		if err != nil {
+			return err
+		}
+		if f.Machine != m[2].(uint16) {
+			return fmt.Errorf("PE machine %#x", f.Machine)
+		}
+	default:
+		return fmt.Errorf("no check for %s", goos)
+	}
+	return nil
 }

@@ -218,6 +218,12 @@ func (s *shipper) checkSpool() {
 	c, _, err := s.cursor()
 	head, herr := audit.Head(s.e.home)
 	full := err != nil || herr != nil || head-c.seq > s.e.spool
+	if !full && head > c.seq {
+		// Rotation may have pruned events the sink never took, however
+		// large spool_events is: those are lost to it, which is full.
+		_, earliest, rerr := audit.ReadAfter(s.e.home, c.seq, 1)
+		full = rerr != nil || earliest > c.seq+1
+	}
 	if full && !s.full.Load() {
 		s.e.log.Error("audit export: the spool is full: events wait for the sink longer than the spool holds; under audit.required every call is refused until it catches up",
 			"sink", s.name, "waiting", head-c.seq, "spool_events", s.e.spool)

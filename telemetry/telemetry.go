@@ -178,6 +178,12 @@ func (t *Telemetry) serveMetrics(listen string) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if loopback && !loopbackHost(r.Host) {
+			// DNS rebinding: a web page whose name resolves to 127.0.0.1
+			// would read which tools were called, and how often.
+			http.Error(w, "mcpseal: this metrics endpoint answers only a loopback Host", http.StatusForbidden)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_ = t.m.reg.writeTo(w)
 	})
@@ -190,6 +196,21 @@ func (t *Telemetry) serveMetrics(listen string) error {
 		}
 	}()
 	return nil
+}
+
+// loopbackHost reports whether a request's Host names this machine:
+// localhost or a loopback IP literal, with or without a port.
+func loopbackHost(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // MetricsAddr is the metrics endpoint's address, nil without one.
