@@ -63,7 +63,6 @@ func (s sequences) Accept(key string, sequence uint64, lockDigest string) error 
 	return nil
 }
 
-
 // Seen returns the database's store of accepted transparency log
 // checkpoints (tlog.SeenStore).
 func (d *DB) Seen() tlog.SeenStore { return seen{d} }
