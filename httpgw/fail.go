@@ -30,7 +30,16 @@ func (s *session) run(origin *exchange, from gate.Side, frame []byte, f func() [
 		}
 		return false
 	}
-	if s.guarded("gate step", func() { s.dispatch(f(), origin) }) {
+	if s.guarded("gate step", func() {
+		outs := f()
+		if s.modern {
+			// Before the answer leaves: a client whose discover was
+			// refused falls back to initialize at once, on a new legacy
+			// session, which must already know (route.discoverRefused).
+			s.rt.discoverRefused.Store(s.g.DiscoverRefused())
+		}
+		s.dispatch(outs, origin)
+	}) {
 		return true
 	}
 	s.fail(origin, from, frame)
