@@ -78,6 +78,11 @@ func (d *jsonDoc) collect(shape Shape, path []string, scope string) error {
 		}
 		n = m.Value
 	}
+	return d.collectNode(shape, n, path, scope)
+}
+
+// collectNode adds the entries of the object n, found at path.
+func (d *jsonDoc) collectNode(shape Shape, n *Node, path []string, scope string) error {
 	if n.Kind == Null {
 		return nil
 	}
