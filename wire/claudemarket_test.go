@@ -22,7 +22,7 @@ func marketHome(t *testing.T, market string) (home, path string) {
 			"a@local": [{"scope": "user", "installPath": "` + filepath.Join(c, "plugins", "cache", "local", "a", "unknown") + `"}],
 			"b@local": [{"scope": "user", "installPath": "` + filepath.Join(c, "plugins", "cache", "local", "b", "unknown") + `"}]}}`,
 		filepath.Join(c, "plugins", "known_marketplaces.json"): `{"local": {"source": {"source": "directory", "path": "` + mkt + `"}, "installLocation": "` + mkt + `"}}`,
-		path: market,
+		path:                                 market,
 		filepath.Join(mkt, "a", "README.md"): "a\n",
 		filepath.Join(mkt, "b", "README.md"): "b\n",
 		filepath.Join(mkt, "b", "more.json"): `{"mcpServers": {"bpath": {"command": "/bin/echo"}}}`,
