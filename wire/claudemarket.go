@@ -136,16 +136,12 @@ func mergeMarketFiles(files []File) []File {
 // market define in a marketplace.json. Each plugin must be listed exactly
 // once; its servers are named and sourced as its own.
 func parseMarketplaceDoc(src []byte, market []marketPlugin) (*jsonDoc, error) {
-	root, err := ParseJSONC(src)
+	d, err := newJSONDoc(src)
 	if err != nil {
 		return nil, err
 	}
-	if root.Kind != Object {
-		return nil, errors.New("the file is not a JSON object")
-	}
-	d := &jsonDoc{src: src, root: root}
 	for _, mp := range market {
-		entry, i, err := marketEntry(root, mp.name)
+		entry, i, err := marketEntry(d.root, mp.name)
 		if err != nil {
 			return nil, err
 		}
