@@ -98,3 +98,17 @@ func TestRedTeamAmbiguousMarketplaceEntryIsUnreadable(t *testing.T) {
 		})
 	}
 }
+
+// TestMarketplaceEntryNamesAServerFile: an entry's mcpServers may be a
+// path, read from the plugin's folder as Claude Code reads it (checked
+// with 2.1.328): that file's servers are the plugin's, wrapped in place.
+func TestMarketplaceEntryNamesAServerFile(t *testing.T) {
+	home, path := marketHome(t, `{"plugins": [{"name": "a", "source": "./a"}, {"name": "b", "source": "./b", "mcpServers": "./more.json"}]}`)
+	o := testOptions(t)
+	r := Status(Existing(LoadedFiles(Env{GOOS: "linux", Home: home})), o)
+	s := servers(r)["plugin b@local/bpath"]
+	want := filepath.Join(filepath.Dir(filepath.Dir(path)), "b", "more.json")
+	if s.State != NotWrapped || s.File != want || s.Reason != "launched without mcpseal" || len(r.Servers) != 1 {
+		t.Fatalf("want b's bpath from %s, wrappable: %+v", want, r.Servers)
+	}
+}
