@@ -224,10 +224,12 @@ func wantLines(t *testing.T, what, out string, names []string, want ...string) {
 	}
 }
 
-// TestClaudeCodeThroughMcpseal: Claude Code with two user servers and a
-// plugin from a local marketplace (installed with `claude plugin`).
-// Status counts the plugin's server; wrap wraps it in the plugin's own
-// folder (Claude Code reads a directory marketplace's plugins in place);
+// TestClaudeCodeThroughMcpseal: Claude Code with two user servers and two
+// plugins from a local marketplace (installed with `claude plugin`), one
+// with its own files, one whose marketplace entry defines its server.
+// Status counts the plugins' servers; wrap wraps them in the plugin's own
+// folder and in marketplace.json (Claude Code reads a directory
+// marketplace's plugins, and its marketplace.json, in place);
 // `claude mcp list` connects to every server through the gate twice; the
 // rug pull is refused and Claude Code shows mcpseal's error with the
 // review command.
@@ -239,7 +241,14 @@ func TestClaudeCodeThroughMcpseal(t *testing.T) {
 	cfg := filepath.Join(h.dir, ".claude.json")
 	writeFile(t, cfg, `{"mcpServers": {"honest": {"command": `+quote(bin.sdkserver)+`, "args": [`+quote(honest)+`]}, "rug": {"command": `+quote(bin.sdkserver)+`, "args": [`+quote(rug)+`]}}}`)
 	mkt := filepath.Join(h.dir, "src", "mkt")
-	writeFile(t, filepath.Join(mkt, ".claude-plugin", "marketplace.json"), `{"name": "mkt", "owner": {"name": "e2e"}, "plugins": [{"name": "plug", "source": "./plug", "description": "e2e"}]}`)
+	// A second plugin has no plugin.json: its marketplace entry is its
+	// manifest, and defines its server in marketplace.json itself.
+	inlDefs := filepath.Join(h.dir, "defs", "inl.json")
+	baseDefs().write(t, inlDefs)
+	market := filepath.Join(mkt, ".claude-plugin", "marketplace.json")
+	writeFile(t, market, `{"name": "mkt", "owner": {"name": "e2e"}, "plugins": [{"name": "plug", "source": "./plug", "description": "e2e"},
+  {"name": "inl", "source": "./inl", "description": "e2e", "mcpServers": {"insrv": {"command": `+quote(bin.sdkserver)+`, "args": [`+quote(inlDefs)+`]}}}]}`)
+	writeFile(t, filepath.Join(mkt, "inl", "README.md"), "the marketplace entry is this plugin's manifest\n")
 	writeFile(t, filepath.Join(mkt, "plug", ".claude-plugin", "plugin.json"), `{"name": "plug", "version": "1.0.0", "description": "e2e"}`)
 	pluginFile := filepath.Join(mkt, "plug", ".mcp.json")
 	// A plugin server with the same launch line as a user's is dropped by
@@ -247,12 +256,12 @@ func TestClaudeCodeThroughMcpseal(t *testing.T) {
 	plugDefs := filepath.Join(h.dir, "defs", "plug.json")
 	baseDefs().write(t, plugDefs)
 	writeFile(t, pluginFile, `{"mcpServers": {"plugsrv": {"command": `+quote(bin.sdkserver)+`, "args": [`+quote(plugDefs)+`]}}}`)
-	for _, args := range [][]string{{"plugin", "marketplace", "add", mkt}, {"plugin", "install", "plug@mkt"}} {
+	for _, args := range [][]string{{"plugin", "marketplace", "add", mkt}, {"plugin", "install", "plug@mkt"}, {"plugin", "install", "inl@mkt"}} {
 		if out, code := h.run(t, h.dir, "", time.Minute, append([]string{claude}, args...)...); code != 0 {
 			t.Fatalf("claude %s: exit %d\n%s", strings.Join(args, " "), code, out)
 		}
 	}
-	names := []string{"honest:", "rug:", "plugin:plug:plugsrv:"}
+	names := []string{"honest:", "rug:", "plugin:plug:plugsrv:", "plugin:inl:insrv:"}
 	list := func() string {
 		out, code := h.run(t, h.dir, "", 2*time.Minute, claude, "mcp", "list")
 		if code != 0 {
@@ -262,21 +271,21 @@ func TestClaudeCodeThroughMcpseal(t *testing.T) {
 	}
 	wantLines(t, "claude mcp list without mcpseal", list(), names, "Connected")
 
-	wantStatus(t, h, h.dir, exitFailure, "claude-code (plugin plug@mkt)", "plugsrv", "3 server(s): 0 protected")
-	before, plugBefore := serversBytes(t, cfg), readFile(t, pluginFile)
+	wantStatus(t, h, h.dir, exitFailure, "claude-code (plugin plug@mkt)", "plugsrv", "claude-code (plugin inl@mkt)  "+market, "not-wrapped      insrv", "4 server(s): 0 protected")
+	before, plugBefore, marketBefore := serversBytes(t, cfg), readFile(t, pluginFile), readFile(t, market)
 	if out, code := h.mcpseal(t, h.dir, "wrap", "--yes"); code != exitOK {
 		t.Fatalf("wrap: exit %d\n%s", code, out)
 	}
-	wantStatus(t, h, h.dir, exitOK, "every server found is protected", "3 server(s): 3 protected")
+	wantStatus(t, h, h.dir, exitOK, "every server found is protected", "4 server(s): 4 protected")
 
 	for i := range 2 {
 		wantLines(t, fmt.Sprintf("claude mcp list %d through mcpseal", i+1), list(), names, "mcpseal run", "Connected")
 	}
-	wantNoDrift(t, h, h.dir, 3)
+	wantNoDrift(t, h, h.dir, 4)
 	pullRug(t, rug)
 	out := list()
 	wantLines(t, "claude mcp list after the rug pull", out, []string{"rug:"}, "Failed to connect", "-32001", "mcpseal review")
-	wantLines(t, "claude mcp list after the rug pull", out, []string{"honest:", "plugin:plug:plugsrv:"}, "Connected")
+	wantLines(t, "claude mcp list after the rug pull", out, []string{"honest:", "plugin:plug:plugsrv:", "plugin:inl:insrv:"}, "Connected")
 	wantReviewable(t, h, out)
 
 	if out, code := h.mcpseal(t, h.dir, "unwrap", "--yes"); code != exitOK {
@@ -288,13 +297,17 @@ func TestClaudeCodeThroughMcpseal(t *testing.T) {
 	if got := readFile(t, pluginFile); got != plugBefore {
 		t.Errorf("unwrap: the plugin's .mcp.json is not what it was:\n%s", got)
 	}
+	if got := readFile(t, market); got != marketBefore {
+		t.Errorf("unwrap: marketplace.json is not what it was:\n%s", got)
+	}
 }
 
 // TestGeminiCLIThroughMcpseal: the Gemini CLI under GEMINI_CLI_HOME (not
 // HOME), with two servers in settings.json, a linked extension (read from
-// the user's folder: wrap edits it) and an installed one (a copy the CLI
+// the user's folder: wrap edits it), an installed one (a copy the CLI
 // replaces on update: wrap leaves it, and status keeps exiting 1 and
-// names it).
+// names it) and a linked one disabled for the work folder (status marks
+// it disabled and still counts it: `gemini mcp list` starts its server).
 func TestGeminiCLIThroughMcpseal(t *testing.T) {
 	t.Parallel()
 	gemini := clientBin(t, "gemini")
@@ -310,12 +323,19 @@ func TestGeminiCLIThroughMcpseal(t *testing.T) {
 	linked := filepath.Join(src, "linked", "gemini-extension.json")
 	writeFile(t, linked, `{"name": "linked", "version": "1.0.0", "mcpServers": {"lsrv": {"command": `+quote(bin.sdkserver)+`, "args": [`+quote(honest)+`]}}}`)
 	writeFile(t, filepath.Join(src, "inst", "gemini-extension.json"), `{"name": "inst", "version": "1.0.0", "mcpServers": {"isrv": {"command": `+quote(bin.sdkserver)+`, "args": [`+quote(honest)+`]}}}`)
-	for _, args := range [][]string{{"extensions", "link", filepath.Dir(linked), "--consent"}, {"extensions", "install", filepath.Join(src, "inst"), "--consent"}} {
+	// A linked extension disabled for the work folder: no session starts
+	// its server, but `gemini mcp list` does, to test it.
+	offDefs := filepath.Join(h.dir, "defs", "off.json")
+	baseDefs().write(t, offDefs)
+	off := filepath.Join(src, "off", "gemini-extension.json")
+	writeFile(t, off, `{"name": "off", "version": "1.0.0", "mcpServers": {"osrv": {"command": `+quote(bin.sdkserver)+`, "args": [`+quote(offDefs)+`]}}}`)
+	for _, args := range [][]string{{"extensions", "link", filepath.Dir(linked), "--consent"}, {"extensions", "install", filepath.Join(src, "inst"), "--consent"},
+		{"extensions", "link", filepath.Dir(off), "--consent"}, {"extensions", "disable", "off", "--scope", "workspace"}} {
 		if out, code := h.run(t, work, "y\n", 2*time.Minute, append([]string{gemini}, args...)...); code != 0 {
 			t.Fatalf("gemini %s: exit %d\n%s", strings.Join(args, " "), code, out)
 		}
 	}
-	names := []string{"honest:", "rug:", "lsrv (from linked)", "isrv (from inst)"}
+	names := []string{"honest:", "rug:", "lsrv (from linked)", "osrv (from off)", "isrv (from inst)"}
 	list := func() string {
 		out, code := h.run(t, work, "", 2*time.Minute, gemini, "mcp", "list")
 		if code != 0 {
@@ -325,20 +345,22 @@ func TestGeminiCLIThroughMcpseal(t *testing.T) {
 	}
 	wantLines(t, "gemini mcp list without mcpseal", list(), names, "Connected")
 
-	wantStatus(t, h, work, exitFailure, settings, "gemini (extension linked)", "gemini (extension inst)", "4 server(s): 0 protected")
-	before, linkedBefore := readFile(t, settings), readFile(t, linked)
+	wantStatus(t, h, work, exitFailure, settings, "gemini (extension linked)", "gemini (extension inst)", "not-wrapped      osrv (disabled)", "5 server(s): 0 protected")
+	before, linkedBefore, offBefore := readFile(t, settings), readFile(t, linked), readFile(t, off)
 	out, code := h.mcpseal(t, work, "wrap", "--yes")
 	if code != exitOK || !strings.Contains(out, "1 server(s) stay unprotected") {
 		t.Fatalf("wrap: exit %d\n%s", code, out)
 	}
-	wantStatus(t, h, work, exitFailure, "3 protected", "not-wrapped      isrv: an installed copy of a Gemini CLI extension")
+	wantStatus(t, h, work, exitFailure, "4 protected", "protected        osrv (disabled)", "not-wrapped      isrv: an installed copy of a Gemini CLI extension")
 
 	for i := range 2 {
 		out := list()
-		wantLines(t, fmt.Sprintf("gemini mcp list %d through mcpseal", i+1), out, names[:3], "mcpseal run", "Connected")
-		wantLines(t, fmt.Sprintf("gemini mcp list %d", i+1), out, names[3:], "Connected")
+		wantLines(t, fmt.Sprintf("gemini mcp list %d through mcpseal", i+1), out, names[:4], "mcpseal run", "Connected")
+		wantLines(t, fmt.Sprintf("gemini mcp list %d", i+1), out, names[4:], "Connected")
 	}
-	wantNoDrift(t, h, work, 3)
+	// The disabled extension's server was started, through the gate, and
+	// pinned: four pins.
+	wantNoDrift(t, h, work, 4)
 	pullRug(t, rug)
 	out = list()
 	wantLines(t, "gemini mcp list after the rug pull", out, []string{"rug:"}, "mcpseal run", "Disconnected")
@@ -355,6 +377,9 @@ func TestGeminiCLIThroughMcpseal(t *testing.T) {
 	}
 	if got := readFile(t, linked); got != linkedBefore {
 		t.Errorf("unwrap: the linked extension is not what it was:\n%s", got)
+	}
+	if got := readFile(t, off); got != offBefore {
+		t.Errorf("unwrap: the disabled extension is not what it was:\n%s", got)
 	}
 }
 

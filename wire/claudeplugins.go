@@ -75,16 +75,25 @@ func ClaudePluginFiles(e Env) []File {
 			} else if ok {
 				rootDir, noWrap = d, ""
 			}
-			if manifest, declares := claudeEntryDeclaresServers(mk, merr, pluginName, market); declares {
-				// The marketplace entry itself may define the plugin's
-				// servers (inline, or by path; "strict": false makes the
-				// entry the whole plugin). Status does not read them one by
-				// one: it never counts such a plugin as protected.
-				out = append(out, indexError("claude-code", manifest, source, "the plugin's marketplace entry declares MCP servers (mcpServers in marketplace.json), which mcpseal does not read or wrap: counted as unprotected"))
+			p := plugin{client: "claude-code", root: rootDir, managed: plugins, source: source, name: pluginName, noWrap: noWrap, disabled: enabled[in.id] == "false"}
+			if !hasClaudeManifest(rootDir) {
+				// The marketplace entry is the plugin's manifest.
+				manifest, servers, err := claudeMarketEntry(mk, pluginName, market)
+				if err != nil {
+					if manifest == "" {
+						manifest = markets
+					}
+					// Unreadable, and still count what the plugin's own
+					// files hold.
+					out = append(out, indexError("claude-code", manifest, source, "cannot read the plugin's marketplace entry, which defines its servers: "+err.Error()))
+				} else {
+					p.entry, p.entryFile = servers, manifest
+				}
 			}
-			out = append(out, pluginServers(plugin{client: "claude-code", root: rootDir, managed: plugins, source: source, name: pluginName, noWrap: noWrap, disabled: enabled[in.id] == "false"})...)
+			out = append(out, pluginServers(p)...)
 		}
 	}
+	out = mergeMarketFiles(out)
 	skills, err := subdirs(filepath.Join(dir, "skills"))
 	if err != nil {
 		out = append(out, indexError("claude-code", filepath.Join(dir, "skills"), "plugins", "cannot list the skills folder: "+errText(err)))
@@ -169,43 +178,6 @@ func claudeInstalls(root *Node) ([]claudeInstall, error) {
 		}
 	}
 	return out, nil
-}
-
-// claudeEntryDeclaresServers reports whether the entry of plugin in its
-// marketplace's marketplace.json (under the marketplace's installLocation,
-// whatever its kind) has an mcpServers member, and names that file. A
-// marketplace status cannot read declares nothing here: its plugins are
-// read as before.
-func claudeEntryDeclaresServers(markets *Node, marketsErr error, plugin, market string) (string, bool) {
-	if marketsErr != nil || markets == nil {
-		return "", false
-	}
-	m, err := markets.Get(market)
-	if err != nil || m == nil {
-		return "", false
-	}
-	loc, has, err := stringMember(m.Value, "installLocation")
-	if err != nil || !has || !filepath.IsAbs(loc) {
-		return "", false
-	}
-	manifest := filepath.Join(filepath.Clean(loc), ".claude-plugin", "marketplace.json")
-	root, present, err := readIndex(manifest, maxIndexSize)
-	if err != nil || !present {
-		return "", false
-	}
-	list, err := root.Get("plugins")
-	if err != nil || list == nil || list.Value.Kind != Array {
-		return "", false
-	}
-	for _, p := range list.Value.Elems {
-		if name, _, err := stringMember(p, "name"); err != nil || name != plugin {
-			continue
-		}
-		if s, err := p.Get("mcpServers"); err != nil || s != nil {
-			return manifest, true // present, or unreadable: fail closed
-		}
-	}
-	return "", false
 }
 
 // claudeDirectoryPlugin finds where a plugin of a "directory" marketplace

@@ -20,6 +20,9 @@ type Env struct {
 	// Getenv reads the environment (APPDATA, XDG_CONFIG_HOME, CODEX_HOME,
 	// CLAUDE_CONFIG_DIR).
 	Getenv func(string) string
+	// Dir is the folder the clients are started in (status's current
+	// folder), when known: the Gemini CLI enables extensions per folder.
+	Dir string
 }
 
 func (e Env) getenv(k string) string {

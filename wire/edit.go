@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -63,6 +64,8 @@ func parseDocument(f File, src []byte) (document, error) {
 		return parseTOMLDoc(src)
 	case ShapeVSCodeExtension, ShapeZedExtension:
 		return parseExtensionDoc(f.Shape, src)
+	case ShapeMarketplace:
+		return parseMarketplaceDoc(src, f.market)
 	}
 	return parseJSONDoc(f.Shape, src)
 }
@@ -80,14 +83,42 @@ func findEntry(d document, k string) *docEntry {
 // entryValue navigates v by the entry's location.
 func entryValue(v any, where []string) (map[string]any, bool) {
 	for _, k := range where {
-		m, ok := v.(map[string]any)
-		if !ok {
+		var ok bool
+		if v, ok = step(v, k); !ok {
 			return nil, false
 		}
-		v = m[k]
 	}
 	m, ok := v.(map[string]any)
 	return m, ok
+}
+
+// step is the member k of an object, or, in an array, the element k
+// names as "#N" (indexKey): a location's keys are read by the type of
+// the value they step into, so an object key "#0" is never an index.
+func step(v any, k string) (any, bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		return t[k], true
+	case []any:
+		i, ok := parseIndexKey(k)
+		if !ok || i >= len(t) {
+			return nil, false
+		}
+		return t[i], true
+	}
+	return nil, false
+}
+
+// indexKey is the location key of the element i of an array.
+func indexKey(i int) string { return "#" + strconv.Itoa(i) }
+
+// parseIndexKey reads an indexKey, in its canonical form only.
+func parseIndexKey(k string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(k, "#"))
+	if err != nil || n < 0 || !strings.HasPrefix(k, "#") || indexKey(n) != k {
+		return 0, false
+	}
+	return n, true
 }
 
 // errVerify means an edit would have changed more than it meant to. The
@@ -114,15 +145,17 @@ func verify(f File, before, after document, want map[string]map[string]any) erro
 // setAt replaces the value at where in v.
 func setAt(v any, where []string, val any) bool {
 	for i, k := range where {
-		m, ok := v.(map[string]any)
-		if !ok {
+		if i == len(where)-1 {
+			m, ok := v.(map[string]any)
+			if ok {
+				m[k] = val
+			}
+			return ok
+		}
+		var ok bool
+		if v, ok = step(v, k); !ok {
 			return false
 		}
-		if i == len(where)-1 {
-			m[k] = val
-			return true
-		}
-		v = m[k]
 	}
 	return false
 }

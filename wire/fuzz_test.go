@@ -145,6 +145,8 @@ var loadedSlots = []string{
 	".claude/skills/sk/.mcp.json",
 	".gemini/extensions/linked/.gemini-extension-install.json",
 	".gemini/extensions/inst/gemini-extension.json",
+	".gemini/extensions/extension-enablement.json",
+	".claude/plugins/marketplaces/gh/.claude-plugin/marketplace.json",
 	".codex/config.toml",
 	".codex/plugins/cache/cmkt/cplug/1.0.0/.codex-plugin/plugin.json",
 	".vscode/extensions/acme.mcp-1.0.0/package.json",

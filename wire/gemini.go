@@ -79,7 +79,8 @@ func (e Env) geminiSystemFiles() []File {
 const geminiInstallRecord = ".gemini-extension-install.json"
 
 // GeminiExtensionFiles lists the gemini-extension.json of every Gemini
-// CLI extension, linked or installed.
+// CLI extension, linked or installed, marking the ones disabled for the
+// folder e.Dir (geminienable.go).
 func GeminiExtensionFiles(e Env) []File {
 	dir, err := e.geminiDir()
 	if err != nil {
@@ -91,10 +92,27 @@ func GeminiExtensionFiles(e Env) []File {
 		return []File{indexError("gemini", exts, "extensions", "cannot list the extensions: "+errText(err))}
 	}
 	var out []File
+	enablement := filepath.Join(exts, geminiEnablementFile)
+	enabled, err := readGeminiEnablement(enablement)
+	if err != nil {
+		// The servers are counted as the CLI starts them when it cannot
+		// read the file either: all of them.
+		out = append(out, indexError("gemini", enablement, "extensions", "cannot tell which extensions are disabled: "+errText(err)))
+	}
 	for _, d := range dirs {
-		if f, ok := geminiExtension(exts, d); ok {
-			out = append(out, f)
+		f, ok := geminiExtension(exts, d)
+		if !ok {
+			continue
 		}
+		if f.err == "" && len(enabled) > 0 {
+			// The CLI keys the file by the name in gemini-extension.json.
+			if root, present, err := readIndex(f.Path, maxIndexSize); err == nil && present {
+				if name, ok, err := stringMember(root, "name"); err == nil && ok {
+					f.Disabled = enabled.disabledIn(name, e.Dir)
+				}
+			}
+		}
+		out = append(out, f)
 	}
 	return out
 }

@@ -17,8 +17,9 @@ type jsonDoc struct {
 func (d *jsonDoc) entries() []*docEntry { return d.list }
 func (d *jsonDoc) value() any           { return d.root.Value() }
 
-// parseJSONDoc reads the servers of a JSON config in the given shape.
-func parseJSONDoc(shape Shape, src []byte) (*jsonDoc, error) {
+// newJSONDoc reads a JSON or JSONC config whose root is an object; its
+// servers are not collected yet.
+func newJSONDoc(src []byte) (*jsonDoc, error) {
 	root, err := ParseJSONC(src)
 	if err != nil {
 		return nil, err
@@ -26,7 +27,16 @@ func parseJSONDoc(shape Shape, src []byte) (*jsonDoc, error) {
 	if root.Kind != Object {
 		return nil, errors.New("the file is not a JSON object")
 	}
-	d := &jsonDoc{src: src, root: root}
+	return &jsonDoc{src: src, root: root}, nil
+}
+
+// parseJSONDoc reads the servers of a JSON config in the given shape.
+func parseJSONDoc(shape Shape, src []byte) (*jsonDoc, error) {
+	d, err := newJSONDoc(src)
+	if err != nil {
+		return nil, err
+	}
+	root := d.root
 	switch shape {
 	case ShapeMCPServers:
 		err = d.collect(shape, []string{"mcpServers"}, "user")
@@ -78,6 +88,11 @@ func (d *jsonDoc) collect(shape Shape, path []string, scope string) error {
 		}
 		n = m.Value
 	}
+	return d.collectNode(shape, n, path, scope)
+}
+
+// collectNode adds the entries of the object n, found at path.
+func (d *jsonDoc) collectNode(shape Shape, n *Node, path []string, scope string) error {
 	if n.Kind == Null {
 		return nil
 	}

@@ -224,7 +224,7 @@ func (p *Plan) wrapEntry(f File, de *docEntry) *Change {
 		l := readLaunch(de.Command, de.Args, o.Self, o.Run)
 		switch {
 		case !l.Wrapped:
-			c.Action, c.newCommand, c.newArgs = Wrap, o.Self, wrappedArgs(f.namePrefix+de.Name, o, c.Before)
+			c.Action, c.newCommand, c.newArgs = Wrap, o.Self, wrappedArgs(de.prefixed(f), o, c.Before)
 		case l.Err != nil:
 			c.Action, c.Reason = Refuse, "wrapped but broken (mcpseal would refuse this launch line); run 'mcpseal unwrap' and wrap it again"
 		default:
@@ -278,7 +278,7 @@ func (p *Plan) wrapEntry(f File, de *docEntry) *Change {
 				c.credential = credentialPath(o.Home, f.Path, de.where)
 			}
 			c.Action, c.fromRemote = Wrap, true
-			c.newCommand, c.newArgs = o.Self, remoteArgs(f.namePrefix+de.Name, de.URL, c.credential, o)
+			c.newCommand, c.newArgs = o.Self, remoteArgs(de.prefixed(f), de.URL, c.credential, o)
 		}
 	}
 	if c.Action == Wrap || c.Action == Update {

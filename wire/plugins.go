@@ -22,6 +22,11 @@ type plugin struct {
 	// empty means each file is checked (userFileWhyNot).
 	noWrap   string
 	disabled bool
+	// entry, when set, is the mcpServers of the plugin's marketplace
+	// entry, in the file entryFile: Claude Code reads it when the plugin
+	// has no manifest of its own (claudemarket.go).
+	entry     *Node
+	entryFile string
 }
 
 // pluginServers lists the server files of a plugin: .mcp.json at its
@@ -53,40 +58,67 @@ func pluginServers(p plugin) []File {
 			return append(out, indexError(p.client, manifest, p.source, "cannot read the plugin's manifest: "+errText(err)))
 		}
 		if !present {
+			if p.entry != nil && len(p.manifests) == 0 {
+				// No plugin.json: Claude Code takes the marketplace entry
+				// as the manifest.
+				servers, ok := p.serverRefs(p.entry, p.entryFile, mcp, mk)
+				if !ok {
+					return append(out, servers...)
+				}
+				out = append(out, servers...)
+			}
 			continue
 		}
 		servers, err := m.Get("mcpServers")
 		if err != nil {
 			return append(out, indexError(p.client, manifest, p.source, "the plugin's manifest: "+err.Error()))
 		}
-		if servers == nil || servers.Value.Kind == Null {
+		if servers == nil {
 			continue
 		}
-		var refs []*Node
-		switch servers.Value.Kind {
-		case Object:
-			out = append(out, mk(manifest, ShapeMCPServers))
-			continue
-		case String:
-			refs = []*Node{servers.Value}
-		case Array:
-			refs = servers.Value.Elems
+		files, ok := p.serverRefs(servers.Value, manifest, mcp, mk)
+		if !ok {
+			return append(out, files...)
 		}
-		if refs == nil || len(refs) > maxServerFiles {
-			return append(out, indexError(p.client, manifest, p.source, "the plugin's mcpServers is neither servers nor paths mcpseal reads"))
-		}
-		for _, r := range refs {
-			if r.Kind != String || r.Str == "" {
-				return append(out, indexError(p.client, manifest, p.source, "the plugin's mcpServers lists something that is not a path"))
-			}
-			path := r.Str
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(p.root, path)
-			}
-			if path = filepath.Clean(path); path != mcp {
-				out = append(out, mk(path, ShapePluginServers))
-			}
-		}
+		out = append(out, files...)
 	}
 	return out
+}
+
+// serverRefs lists the server files an mcpServers value in file names:
+// file itself when the value holds servers, else the files of its path or
+// list of paths (relative to the plugin's root; mcp, read already, is not
+// listed twice). ok is false when the value is neither: the one File then
+// says so.
+func (p plugin) serverRefs(servers *Node, file, mcp string, mk func(string, Shape) File) (files []File, ok bool) {
+	var refs []*Node
+	switch servers.Kind {
+	case Null:
+		return nil, true
+	case Object:
+		if file == p.entryFile {
+			return []File{p.marketFile()}, true
+		}
+		return []File{mk(file, ShapeMCPServers)}, true
+	case String:
+		refs = []*Node{servers}
+	case Array:
+		refs = servers.Elems
+	}
+	if refs == nil || len(refs) > maxServerFiles {
+		return []File{indexError(p.client, file, p.source, "the plugin's mcpServers is neither servers nor paths mcpseal reads")}, false
+	}
+	for _, r := range refs {
+		if r.Kind != String || r.Str == "" {
+			return []File{indexError(p.client, file, p.source, "the plugin's mcpServers lists something that is not a path")}, false
+		}
+		path := r.Str
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(p.root, path)
+		}
+		if path = filepath.Clean(path); path != mcp {
+			files = append(files, mk(path, ShapePluginServers))
+		}
+	}
+	return files, true
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -12,58 +13,123 @@ import (
 
 // TestRedTeamMarketplaceEntryDefinesTheServer: Claude Code plugin entries
 // in a marketplace's .claude-plugin/marketplace.json may carry the
-// plugin's components themselves ("strict": false makes the entry the
-// whole plugin definition; with strict true they are merged with
-// plugin.json; see code.claude.com/docs/en/plugin-marketplaces#strict-mode).
-// A plugin whose folder holds no .mcp.json and no mcpServers in
-// plugin.json, but whose marketplace entry has mcpServers, is a server
-// Claude Code starts; status never reads the entry and finds nothing.
+// plugin's servers themselves: a plugin whose folder has no
+// .claude-plugin/plugin.json takes its entry as its manifest ("strict":
+// false or not), so the entry's mcpServers are servers Claude Code starts
+// (checked with Claude Code 2.1.328: `claude mcp list` connects to them
+// as plugin:PLUGIN:NAME). Status names each one; wrap protects it in the
+// user's own marketplace.json, and unwrap gives the file back byte for
+// byte.
 func TestRedTeamMarketplaceEntryDefinesTheServer(t *testing.T) {
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	c := filepath.Join(home, ".claude")
 	mkt := filepath.Join(root, "src", "mkt")
+	market := filepath.Join(mkt, ".claude-plugin", "marketplace.json")
 	writeFiles(t, map[string]string{
 		filepath.Join(c, "settings.json"): `{"enabledPlugins": {"quiet@local": true}}`,
 		filepath.Join(c, "plugins", "installed_plugins.json"): `{"version": 2, "plugins": {
 			"quiet@local": [{"scope": "user", "installPath": "` + filepath.Join(c, "plugins", "cache", "local", "quiet", "1.0.0") + `"}]}}`,
 		filepath.Join(c, "plugins", "known_marketplaces.json"): `{"local": {"source": {"source": "directory", "path": "` + mkt + `"}, "installLocation": "` + mkt + `"}}`,
-		filepath.Join(mkt, ".claude-plugin", "marketplace.json"): `{"name": "local", "plugins": [{"name": "quiet", "source": "./plugins/quiet", "strict": false,
+		market: `{"name": "local", "plugins": [{"name": "quiet", "source": "./plugins/quiet", "strict": false,
 			"mcpServers": {"hidden": {"command": "npx", "args": ["-y", "evil-server"]}}}]}`,
 		filepath.Join(mkt, "plugins", "quiet", "README.md"): "no manifest: the marketplace entry is the plugin\n",
 	})
+	before := readTestFile(t, market)
 	o := testOptions(t)
 	o.DefaultHome = o.Home
-	r := Status(Existing(LoadedFiles(Env{GOOS: "linux", Home: home})), o)
-	if r.Enforcing() {
-		t.Fatalf("status is enforcing (exit 0) while Claude Code starts the marketplace entry's server 'hidden' unwrapped: %+v", r.Servers)
+	files := Existing(LoadedFiles(Env{GOOS: "linux", Home: home}))
+	r := Status(files, o)
+	got := servers(r)
+	if s := got["plugin quiet@local/hidden"]; s.State != NotWrapped || s.File != market || s.Reason != "launched without mcpseal" || r.Enforcing() {
+		t.Fatalf("the marketplace entry's server is not counted as wrappable and not protected: %+v (enforcing %v)", r.Servers, r.Enforcing())
+	}
+	if _, err := PlanWrap(files, o, &Records{Version: recordsVersion}).Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if s := servers(Status(files, o))["plugin quiet@local/hidden"]; s.State != Protected {
+		t.Fatalf("after wrap: %+v", s)
+	}
+	if after := readTestFile(t, market); !strings.Contains(after, `"--name", "plugin:quiet:hidden"`) {
+		t.Errorf("wrap does not name the server as Claude Code does:\n%s", after)
+	}
+	recs, err := LoadRecords(o.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PlanUnwrap(files, o, recs).Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if after := readTestFile(t, market); after != before {
+		t.Errorf("unwrap: marketplace.json is not what it was:\n%s", after)
 	}
 }
 
 // TestRedTeamCachedPluginMarketplaceEntryDefinesTheServer: the same for
 // a plugin of a git marketplace, run from the cache: the entry's servers
-// are in the marketplace clone under installLocation, never in the cache.
+// are in the marketplace clone under installLocation, never in the cache,
+// and that clone is Claude Code's to replace: counted, not wrapped.
 func TestRedTeamCachedPluginMarketplaceEntryDefinesTheServer(t *testing.T) {
+	home, market := cachedMarketHome(t, false)
+	o := testOptions(t)
+	o.DefaultHome = o.Home
+	files := Existing(LoadedFiles(Env{GOOS: "linux", Home: home}))
+	r := Status(files, o)
+	s := servers(r)["plugin quiet@gh/hidden"]
+	if s.State != NotWrapped || s.File != market || !strings.Contains(s.Reason, "a marketplace file inside the folder the client rewrites") || r.Enforcing() {
+		t.Fatalf("status is enforcing (exit %v) or does not say why the entry's server stays unwrapped: %+v", r.Enforcing(), r.Servers)
+	}
+	p := PlanWrap(files, o, &Records{Version: recordsVersion})
+	for _, fp := range p.Files {
+		if fp.Writes() {
+			t.Errorf("wrap edits %s, the client's own clone", fp.File.Path)
+		}
+	}
+}
+
+// TestMarketplaceEntryBesidePluginJSONIsNotStarted: with a plugin.json
+// of its own, Claude Code never reads the entry's mcpServers, strict or
+// not (checked with 2.1.328): status does not count a server the client
+// would not start.
+func TestMarketplaceEntryBesidePluginJSONIsNotStarted(t *testing.T) {
+	home, _ := cachedMarketHome(t, true)
+	o := testOptions(t)
+	r := Status(Existing(LoadedFiles(Env{GOOS: "linux", Home: home})), o)
+	if len(r.Servers) != 0 {
+		t.Fatalf("status counts the entry's servers of a plugin with its own plugin.json: %+v", r.Servers)
+	}
+	for _, f := range r.Files {
+		if f.Error != "" {
+			t.Errorf("%s: %s", f.Path, f.Error)
+		}
+	}
+}
+
+// cachedMarketHome is a home with the plugin quiet@gh of a git
+// marketplace whose entry defines the server hidden; manifest gives the
+// cached plugin a plugin.json.
+func cachedMarketHome(t *testing.T, manifest bool) (home, market string) {
+	t.Helper()
 	root := t.TempDir()
-	home := filepath.Join(root, "home")
+	home = filepath.Join(root, "home")
 	c := filepath.Join(home, ".claude")
 	loc := filepath.Join(c, "plugins", "marketplaces", "gh")
 	cache := filepath.Join(c, "plugins", "cache", "gh", "quiet", "1.0.0")
-	writeFiles(t, map[string]string{
+	market = filepath.Join(loc, ".claude-plugin", "marketplace.json")
+	files := map[string]string{
 		filepath.Join(c, "settings.json"): `{"enabledPlugins": {"quiet@gh": true}}`,
 		filepath.Join(c, "plugins", "installed_plugins.json"): `{"version": 2, "plugins": {
 			"quiet@gh": [{"scope": "user", "installPath": "` + cache + `"}]}}`,
 		filepath.Join(c, "plugins", "known_marketplaces.json"): `{"gh": {"source": {"source": "github", "repo": "x/gh"}, "installLocation": "` + loc + `"}}`,
-		filepath.Join(loc, ".claude-plugin", "marketplace.json"): `{"name": "gh", "plugins": [{"name": "quiet", "source": "./plugins/quiet",
+		market: `{"name": "gh", "plugins": [{"name": "quiet", "source": "./plugins/quiet",
 			"mcpServers": {"hidden": {"command": "npx", "args": ["-y", "evil-server"]}}}]}`,
-		filepath.Join(cache, ".claude-plugin", "plugin.json"): `{"name": "quiet"}`,
-	})
-	o := testOptions(t)
-	o.DefaultHome = o.Home
-	r := Status(Existing(LoadedFiles(Env{GOOS: "linux", Home: home})), o)
-	if r.Enforcing() {
-		t.Fatalf("status is enforcing (exit 0) while Claude Code starts the marketplace entry's server 'hidden' unwrapped: %+v", r.Servers)
+		filepath.Join(cache, "README.md"): "a cached plugin\n",
 	}
+	if manifest {
+		files[filepath.Join(cache, ".claude-plugin", "plugin.json")] = `{"name": "quiet"}`
+	}
+	writeFiles(t, files)
+	return home, market
 }
 
 // TestRedTeamRelativePathEntryRunsAnotherMcpseal: a wrapped line whose
@@ -213,4 +279,13 @@ func TestRedTeamLinkInSharedFolderToSelf(t *testing.T) {
 	if ok, _ := isThisBinary(link, nil, self); ok {
 		t.Errorf("%s (in a world-writable folder) is counted as this mcpseal", link)
 	}
+}
+
+func readTestFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -106,6 +106,9 @@ func Status(files []File, o Options) *Report {
 }
 
 func serverStatus(f File, e *Entry, o Options) ServerStatus {
+	if e.source != "" {
+		f.Source = e.source
+	}
 	s := ServerStatus{Client: f.Client, File: f.Path, Project: f.Project, Source: f.Source, Scope: e.Scope, Name: e.Name, Kind: e.Kind, Disabled: e.Disabled || f.Disabled}
 	if f.NoWrap != "" && !launchesMcpseal(e, o) {
 		s.State, s.Reason = NotWrapped, f.NoWrap

@@ -79,6 +79,11 @@ const (
 	// {"mcpServers": {NAME: ...}} or the servers at the top level
 	// ({NAME: {"command": ...}}), as Claude Code reads both.
 	ShapePluginServers Shape = "plugin-servers"
+	// ShapeMarketplace: a Claude Code marketplace's marketplace.json whose
+	// plugin entries define servers themselves: {"plugins": [{"name": P,
+	// "mcpServers": {NAME: ...}}]}. Only the entries of the installed
+	// plugins listed in the File are read (File.market).
+	ShapeMarketplace Shape = "claude-marketplace"
 )
 
 // File is one config file.
@@ -110,6 +115,17 @@ type File struct {
 	// stands for (an index that cannot be read): status reports it as
 	// unreadable, and its servers are unknown.
 	err string
+	// market lists, for ShapeMarketplace, the installed plugins whose
+	// entries in the file define their servers.
+	market []marketPlugin
+}
+
+// marketPlugin is an installed plugin whose marketplace entry defines
+// its servers.
+type marketPlugin struct {
+	name     string // the plugin's name in the entry
+	source   string // "plugin ID", for status
+	disabled bool
 }
 
 // Kind says how a client reaches a server.
@@ -144,6 +160,10 @@ type Entry struct {
 	// (an environment variable, a header with a variable in it): wrap
 	// cannot move such a credential into a file and leaves the entry alone.
 	EnvCredential string `json:"-"`
+
+	// source and namePrefix, when set, stand in for the File's: one
+	// marketplace.json holds the servers of several plugins.
+	source, namePrefix string
 
 	// where locates the entry in its file: JSON object keys from the root,
 	// or the TOML table keys.

@@ -172,6 +172,9 @@ func printStatus(e *env, r *wire.Report, sum statusSummary) {
 				continue
 			}
 			name := oneLine(s.Name)
+			if s.Source != fs.Source {
+				name += " (" + oneLine(s.Source) + ")"
+			}
 			if s.Scope != "user" {
 				name += " [" + oneLine(s.Scope) + "]"
 			}

@@ -132,7 +132,17 @@ func wireEnv(e *env) (wire.Env, error) {
 	if home == "" || !filepath.IsAbs(home) {
 		return wire.Env{}, errors.New("cannot find the home folder (HOME)")
 	}
-	return wire.Env{GOOS: runtime.GOOS, Home: home, Getenv: e.getenv}, nil
+	// The folder the clients would run in, for per-folder settings; a
+	// folder that cannot be read stays unknown.
+	// Node's process.cwd() is the physical path (getcwd), links resolved.
+	dir, err := os.Getwd()
+	if err == nil {
+		dir, err = filepath.EvalSymlinks(dir)
+	}
+	if err != nil {
+		dir = ""
+	}
+	return wire.Env{GOOS: runtime.GOOS, Home: home, Getenv: e.getenv, Dir: dir}, nil
 }
 
 // wireTargets lists the files a command works on: the --config files, or

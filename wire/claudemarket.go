@@ -1,0 +1,174 @@
+package wire
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// A Claude Code marketplace entry may define its plugin's servers
+// (Claude Code 2.1.328, checked 2026-12-01 by installing plugins from a
+// directory marketplace into a fake home and reading `claude mcp list`):
+//
+//   - when the plugin's folder has no .claude-plugin/plugin.json, Claude
+//     Code takes the plugin's entry in the marketplace's
+//     .claude-plugin/marketplace.json as its manifest, so the entry's
+//     mcpServers are the plugin's servers, besides its .mcp.json: an
+//     object of servers (defined in marketplace.json itself), a path
+//     relative to the plugin's folder, or a list of paths. "strict":
+//     false makes no difference to them;
+//   - when the plugin has a plugin.json, the entry's mcpServers are not
+//     read at all, strict or not: the plugin's own files are.
+//
+// The servers an entry defines itself live in marketplace.json: wrap may
+// edit them where that file is the user's own (a directory marketplace
+// outside the client's folders), by the same rules as a plugin's files.
+// One marketplace.json holds the entries of several plugins, so it is one
+// File (ShapeMarketplace) listing the installed plugins whose entries are
+// read; each server carries its own plugin's name and source.
+
+// claudeMarketEntry finds, for a plugin with no plugin.json, the
+// mcpServers of its entry in its marketplace's marketplace.json (under
+// the marketplace's installLocation, whatever its kind). servers is nil
+// when the entry has none or the marketplace is not known; an entry
+// mcpseal cannot read for sure (the file unreadable, the plugin listed
+// twice or not at all, a repeated key) is an error.
+func claudeMarketEntry(markets *Node, plugin, market string) (manifest string, servers *Node, err error) {
+	if markets == nil {
+		return "", nil, nil
+	}
+	m, err := markets.Get(market)
+	if err != nil || m == nil {
+		return "", nil, err
+	}
+	loc, has, err := stringMember(m.Value, "installLocation")
+	if err != nil || !has || !filepath.IsAbs(loc) {
+		return "", nil, errors.New("a marketplace without an absolute installLocation")
+	}
+	manifest = filepath.Join(filepath.Clean(loc), ".claude-plugin", "marketplace.json")
+	root, present, err := readIndex(manifest, maxIndexSize)
+	if err != nil || !present {
+		return manifest, nil, errors.New("the marketplace's marketplace.json cannot be read")
+	}
+	entry, _, err := marketEntry(root, plugin)
+	if err != nil {
+		return manifest, nil, err
+	}
+	s, err := entry.Get("mcpServers")
+	if err != nil {
+		return manifest, nil, errors.New("the plugin's marketplace entry: " + err.Error())
+	}
+	if s == nil || s.Value.Kind == Null {
+		return manifest, nil, nil
+	}
+	return manifest, s.Value, nil
+}
+
+// marketEntry is the one entry named plugin in a marketplace.json, and
+// its index in plugins.
+func marketEntry(root *Node, plugin string) (*Node, int, error) {
+	list, err := root.Get("plugins")
+	if err != nil || list == nil || list.Value.Kind != Array || len(list.Value.Elems) > maxLoaded {
+		return nil, 0, errors.New("the marketplace's plugins are not a list mcpseal reads")
+	}
+	var found *Node
+	at := 0
+	for i, p := range list.Value.Elems {
+		if p.Kind != Object {
+			return nil, 0, errors.New("the marketplace lists a plugin that is not an object")
+		}
+		name, _, err := stringMember(p, "name")
+		if err != nil {
+			return nil, 0, errors.New("the marketplace lists a plugin whose name mcpseal cannot read")
+		}
+		if name != plugin {
+			continue
+		}
+		if found != nil {
+			return nil, 0, errors.New("the marketplace lists the plugin twice")
+		}
+		found, at = p, i
+	}
+	if found == nil {
+		return nil, 0, errors.New("the marketplace does not list the plugin")
+	}
+	return found, at, nil
+}
+
+// hasClaudeManifest reports whether a plugin's folder has its own
+// .claude-plugin/plugin.json; anything there but "no such file" counts
+// (pluginServers then reports what it cannot read).
+func hasClaudeManifest(root string) bool {
+	_, err := os.Lstat(filepath.Join(root, ".claude-plugin", "plugin.json"))
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// marketFile is the File of the servers p's marketplace entry defines.
+func (p plugin) marketFile() File {
+	return File{Client: p.client, Path: p.entryFile, Shape: ShapeMarketplace, Source: p.source,
+		NoWrap: userFileWhyNot(p.entryFile, p.managed, "a marketplace file"),
+		market: []marketPlugin{{name: p.name, source: p.source, disabled: p.disabled}}}
+}
+
+// mergeMarketFiles makes one File of the marketplace Files that name the
+// same marketplace.json, so that wrap plans each file once.
+func mergeMarketFiles(files []File) []File {
+	var out []File
+	at := map[string]int{}
+	for _, f := range files {
+		if f.Shape != ShapeMarketplace || f.err != "" {
+			out = append(out, f)
+			continue
+		}
+		if i, ok := at[f.Path]; ok {
+			out[i].market = append(out[i].market, f.market...)
+			out[i].Source = "marketplace entries"
+			continue
+		}
+		at[f.Path] = len(out)
+		out = append(out, f)
+	}
+	return out
+}
+
+// parseMarketplaceDoc reads the servers the entries of the plugins in
+// market define in a marketplace.json. Each plugin must be listed exactly
+// once; its servers are named and sourced as its own.
+func parseMarketplaceDoc(src []byte, market []marketPlugin) (*jsonDoc, error) {
+	d, err := newJSONDoc(src)
+	if err != nil {
+		return nil, err
+	}
+	for _, mp := range market {
+		entry, i, err := marketEntry(d.root, mp.name)
+		if err != nil {
+			return nil, err
+		}
+		s, err := entry.Get("mcpServers")
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			continue // the entry changed since discovery: nothing to read
+		}
+		from := len(d.list)
+		if err := d.collectNode(ShapeMCPServers, s.Value, []string{"plugins", indexKey(i), "mcpServers"}, "user"); err != nil {
+			return nil, err
+		}
+		for _, e := range d.list[from:] {
+			e.source, e.namePrefix = mp.source, "plugin:"+mp.name+":"
+			e.Disabled = e.Disabled || mp.disabled
+		}
+	}
+	return d, nil
+}
+
+// prefixed is the name wrap gives the entry's server with --name: the
+// entry's own plugin's prefix, else its file's.
+func (e *Entry) prefixed(f File) string {
+	if e.namePrefix != "" {
+		return e.namePrefix + e.Name
+	}
+	return f.namePrefix + e.Name
+}
