@@ -49,3 +49,17 @@ func exec(t *testing.T, dsn, sql string, args ...any) {
 		t.Fatalf("%s: %d rows", sql, tag.RowsAffected())
 	}
 }
+
+// queryRow reads one row of sql on dsn's database into dest.
+func queryRow(t *testing.T, dsn, sql string, args []any, dest ...any) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, sql, args...).Scan(dest...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +36,10 @@ type Backing interface {
 	AppendEvent(t *testing.T, line []byte)
 	// PlantRecord stores data as server id's record, with no event.
 	PlantRecord(t *testing.T, id string, data []byte)
+	// ReadRecord returns server id's stored record, and WriteRecord
+	// replaces it, by hand.
+	ReadRecord(t *testing.T, id string) []byte
+	WriteRecord(t *testing.T, id string, data []byte)
 }
 
 // A Suite describes the store under test.
@@ -67,6 +72,7 @@ func Run(t *testing.T, s Suite) {
 		{"DeletedEventFailsVerify", testDeletedEventFailsVerify},
 		{"InsertedEventFailsVerify", testInsertedEventFailsVerify},
 		{"PlantedRecordHolds", testPlantedRecordHolds},
+		{"ChainCutBackToEarlierPrefix", testChainCutBackToEarlierPrefix},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -377,4 +383,42 @@ func testPlantedRecordHolds(t *testing.T, s Suite) {
 	id := ID("planted")
 	b.PlantRecord(t, id.ID, []byte(`{"version":2}`))
 	wantTampered(t, st, id)
+}
+
+// testChainCutBackToEarlierPrefix: the newest event (a drift waiting for
+// review) and its record are rolled back to the chain's earlier, still
+// valid, prefix. A handle that has verified the longer chain holds the
+// server and Verify reports it; a handle that never saw the longer chain
+// cannot tell (tamper evidence needs some memory of the past).
+func testChainCutBackToEarlierPrefix(t *testing.T, s Suite) {
+	b := s.New(t)
+	st := b.Open(t)
+	id := ID("alpha")
+	observe(t, st, id, Contract(t, "v1"), pin.Guard, pin.FirstPin)
+	before := b.ReadRecord(t, id.ID)
+	observe(t, st, id, Contract(t, "v2"), pin.Guard, pin.Drift)
+	b.DeleteEvent(t, 2)
+	b.WriteRecord(t, id.ID, before)
+	wantTampered(t, st, id)
+	rep, err := st.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rep.Faults {
+		found = found || strings.Contains(f.Reason, "cut off")
+	}
+	if !found {
+		t.Fatalf("Verify does not say the chain was cut back: %+v", rep.Faults)
+	}
+	// The rewritten history in place of the cut: a chain as long as the
+	// one verified, but another one, is refused as well.
+	fresh := b.Open(t)
+	observe(t, fresh, id, Contract(t, "v1"), pin.Guard, pin.Match)
+	if _, err := fresh.Observe(ID("beta"), obs, Contract(t, "v1"), pin.Guard, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Observe(id, obs, Contract(t, "v1"), pin.Guard, t0); !errors.Is(err, pin.ErrTampered) {
+		t.Fatalf("a rewritten chain of the same length: %v, want ErrTampered", err)
+	}
 }
