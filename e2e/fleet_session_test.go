@@ -154,3 +154,48 @@ func TestFleetLegacySessionContinuedOnAnotherReplica(t *testing.T) {
 		t.Fatalf("a url route's sealed id on the command route: %d %v, want 404", status, err)
 	}
 }
+
+// TestFleetAuditRequiredRecoversWithTheDatabase: under a policy that
+// requires the audit log, the database stops during traffic: calls are
+// refused while it is away, allowed again once it is back, and the events
+// of the outage (the refusals) reach the log after it returns, in one
+// chain that verifies.
+func TestFleetAuditRequiredRecoversWithTheDatabase(t *testing.T) {
+	t.Parallel()
+	cl, cs, dsn := verifiedOnOwnCluster(t, true)
+	ctx := context.Background()
+	call := func() error {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+		return err
+	}
+	calls := 1 // verifiedOnOwnCluster's
+	cl.Stop()
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		calls++
+		if err = call(); err != nil {
+			break
+		}
+	}
+	if data := wantSDKError(t, err, -32009); data.Reason != "audit-unavailable" {
+		t.Fatalf("refusal reason %q, want audit-unavailable", data.Reason)
+	}
+	for range 3 {
+		calls++
+		wantSDKError(t, call(), -32009)
+	}
+	cl.Start(t)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		calls++
+		if err = call(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls are still refused with the database back: %v", err)
+		}
+	}
+	waitAudit(t, dsn, "call", calls)
+	if out, errOut, code := mcpseal(t, home(t), "audit", "verify", "--state", dsn); code != 0 || !strings.Contains(out, "audit log ok") {
+		t.Fatalf("audit verify --state: exit %d\n%s%s", code, out, errOut)
+	}
+}
