@@ -36,10 +36,7 @@ func openDB(t *testing.T, dsn string) *pgstate.DB {
 func exec(t *testing.T, dsn, sql string, args ...any) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, dsn)
 	defer conn.Close(ctx)
 	tag, err := conn.Exec(ctx, sql, args...)
 	if err != nil {
@@ -54,12 +51,19 @@ func exec(t *testing.T, dsn, sql string, args ...any) {
 func queryRow(t *testing.T, dsn, sql string, args []any, dest ...any) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, dsn)
 	defer conn.Close(ctx)
 	if err := conn.QueryRow(ctx, sql, args...).Scan(dest...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
+}
+
+// connect opens one connection to dsn's database.
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
