@@ -86,8 +86,9 @@ func auditPolicy(t *testing.T, required bool) string {
 
 // verifiedOnOwnCluster starts one replica on a cluster of the test's own,
 // under a host policy that requires the audit log or not, and returns a
-// session that was used (its call recorded) with the cluster.
-func verifiedOnOwnCluster(t *testing.T, auditRequired bool) (*pgtest.Cluster, *mcp.ClientSession) {
+// session that was used (its call recorded) with the cluster and the
+// database's URL.
+func verifiedOnOwnCluster(t *testing.T, auditRequired bool) (*pgtest.Cluster, *mcp.ClientSession, string) {
 	t.Helper()
 	cl, dsn := ownCluster(t)
 	file := t.TempDir() + "/defs.json"
@@ -99,7 +100,7 @@ func verifiedOnOwnCluster(t *testing.T, auditRequired bool) (*pgtest.Cluster, *m
 	}
 	useSession(t, cs, []string{"add", "echo"})
 	waitAudit(t, dsn, "call", 1)
-	return cl, cs
+	return cl, cs, dsn
 }
 
 func pgPassword() string {
@@ -468,7 +469,7 @@ func TestFleetAuditOneChain(t *testing.T) {
 // it, exactly as when the files cannot be written.
 func TestFleetAuditRequiredFailsClosed(t *testing.T) {
 	t.Parallel()
-	cl, cs := verifiedOnOwnCluster(t, true)
+	cl, cs, _ := verifiedOnOwnCluster(t, true)
 	cl.Stop()
 	var callErr error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -586,7 +587,7 @@ func TestFleetStateImportExport(t *testing.T) {
 // then a call that cannot be audited is refused (TestFleetAuditRequiredFailsClosed).
 func TestFleetCallsDoNotTouchTheDatabase(t *testing.T) {
 	t.Parallel()
-	cl, cs := verifiedOnOwnCluster(t, false)
+	cl, cs, _ := verifiedOnOwnCluster(t, false)
 	cl.Stop()
 	start := time.Now()
 	const calls = 50

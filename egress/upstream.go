@@ -142,6 +142,32 @@ func (e *Endpoint) Open() *Upstream {
 	return up
 }
 
+// Resume continues a legacy session with the upstream that another
+// process opened: its Mcp-Session-Id (possibly "") and negotiated
+// version are sent with every request, and no initialize is expected.
+// The upstream's GET stream is opened at once.
+func (e *Endpoint) Resume(sessionID, version string) *Upstream {
+	up := e.Open()
+	up.mu.Lock()
+	if validSessionID(sessionID) {
+		up.sessionID = sessionID
+	}
+	if validVersion(version) {
+		up.version = version
+	}
+	up.mu.Unlock()
+	up.startGET()
+	return up
+}
+
+// Session returns the upstream's legacy session id ("" when it gave
+// none) and the negotiated version.
+func (u *Upstream) Session() (id, version string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.sessionID, u.version
+}
+
 // Origin is the upstream's scheme://host:port.
 func (e *Endpoint) Origin() string { return e.origin }
 

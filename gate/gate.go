@@ -223,6 +223,9 @@ type Session struct {
 	legacy        bool
 	legacyProfile string
 	legacyVersion string
+	// legacyOffers are the listing kinds the handshake's capabilities
+	// offered (Continuation).
+	legacyOffers []contract.Kind
 	// discoverRefused: the client's server/discover probe got an error
 	// and it fell back to initialize (a downgrade the pin store judges).
 	discoverRefused bool

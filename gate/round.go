@@ -94,11 +94,17 @@ func (s *Session) startRound(r *round) {
 // startListings asks for the first page of every kind the server's
 // capabilities offer (all four when they are unknown).
 func (s *Session) startListings(r *round, caps []byte, unknown bool) {
+	kinds := contract.Kinds
+	if !unknown {
+		kinds = offered(caps)
+	}
+	s.startListingsOf(r, kinds, unknown)
+}
+
+// startListingsOf asks for the first page of each of kinds.
+func (s *Session) startListingsOf(r *round, kinds []contract.Kind, unknown bool) {
 	r.listings = make(map[contract.Kind]*listing)
-	for _, k := range contract.Kinds {
-		if !unknown && !offers(caps, k) {
-			continue
-		}
+	for _, k := range kinds {
 		r.listings[k] = &listing{kind: k, cursors: make(map[string]bool), results: make(map[string][]byte), tolerant: unknown}
 		s.sendOwn(k.ListMethod(), &ownRequest{kind: k}, s.ownParams(r, ""))
 	}
@@ -206,6 +212,7 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 		s.legacy = true
 		s.legacyVersion = version
 		s.legacyProfile = o.Profile()
+		s.legacyOffers = offered(caps)
 		r.profile = s.legacyProfile
 		s.caps[r.profile] = p.clientCaps
 		s.obs[r.profile] = o

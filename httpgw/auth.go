@@ -159,6 +159,10 @@ func (gw *Gateway) fromTrustedProxy(r *http.Request) bool {
 // ownedBy reports whether the legacy session sid, if it exists, was
 // opened by id. An unknown id passes: the handlers answer it as before.
 func (gw *Gateway) ownedBy(sid string, rt *route, id *oauth.Identity) bool {
+	sid, _, ok := gw.resolve(sid, rt)
+	if !ok {
+		return true // find answers 404
+	}
 	gw.mu.Lock()
 	defer gw.mu.Unlock()
 	s := gw.sessions[sid]

@@ -77,6 +77,7 @@ import (
 	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/sessionid"
 )
 
 // Limits bound the gateway. Zero fields take the defaults.
@@ -175,6 +176,9 @@ type Config struct {
 	// GuardFor, when set, is used instead of Guard for a legacy session
 	// opened by an authenticated caller (the audit names who).
 	GuardFor func(route string, id pin.Identity, spec *Route, who *oauth.Identity) (Guard, error)
+	// SessionKeys, when set, seal url routes' legacy session ids so that
+	// any replica holding the same keys can continue them (sealed.go).
+	SessionKeys *sessionid.Keys
 }
 
 // Guard is the host's decisions for one session of a route.
@@ -221,6 +225,7 @@ type Gateway struct {
 	mu       sync.Mutex
 	sessions map[string]*session            // legacy sessions by Mcp-Session-Id
 	reserved map[string]string              // the caller of each slot whose session is starting
+	resuming map[string]chan struct{}       // sealed sessions being continued here, closed when done
 	profiles map[string]map[string]struct{} // profiles each caller brought into a route's shared session (profiles.go)
 	closed   bool
 	stop     chan struct{}
@@ -248,7 +253,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Posture == "" {
 		cfg.Posture = pin.Guard
 	}
-	gw := &Gateway{cfg: cfg, lim: cfg.Limits.withDefaults(), log: cfg.Logger, routes: make(map[string]*route), sessions: make(map[string]*session), reserved: make(map[string]string), profiles: make(map[string]map[string]struct{}), stop: make(chan struct{})}
+	gw := &Gateway{cfg: cfg, lim: cfg.Limits.withDefaults(), log: cfg.Logger, routes: make(map[string]*route), sessions: make(map[string]*session), reserved: make(map[string]string), resuming: make(map[string]chan struct{}), profiles: make(map[string]map[string]struct{}), stop: make(chan struct{})}
 	for _, name := range cfg.Routes.Names() {
 		rt, err := newRoute(gw, name, cfg.Routes.Routes[name])
 		if err != nil {

@@ -57,7 +57,7 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 		}
 		s, err = rt.modernSession()
 	case sid != "":
-		s = gw.lookup(sid, rt)
+		s = gw.find(sid, rt, IdentityFrom(r.Context()))
 		if s == nil {
 			gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotFound, ReasonSession, "no such session; initialize a new one"))
 			return
@@ -180,7 +180,7 @@ func (gw *Gateway) newLegacy(rt *route, who *oauth.Identity) (*session, error) {
 	gw.sessions[id] = nil // reserve the slot while the server starts
 	gw.reserved[id] = who.Key()
 	gw.mu.Unlock()
-	s, err := newSession(rt, id, false, who)
+	s, err := newSession(rt, id, false, who, nil)
 	gw.mu.Lock()
 	delete(gw.reserved, id)
 	if err != nil || gw.closed {
@@ -225,8 +225,12 @@ func (gw *Gateway) isClosed() bool {
 	return gw.closed
 }
 
-// lookup finds a legacy session of rt.
+// lookup finds a legacy session of rt that this replica holds.
 func (gw *Gateway) lookup(id string, rt *route) *session {
+	id, _, ok := gw.resolve(id, rt)
+	if !ok {
+		return nil
+	}
 	gw.mu.Lock()
 	defer gw.mu.Unlock()
 	s := gw.sessions[id]
@@ -257,7 +261,7 @@ func (gw *Gateway) get(w http.ResponseWriter, r *http.Request, rt *route) {
 		gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotAcceptable, ReasonAccept, "GET needs Accept: text/event-stream"))
 		return
 	}
-	s := gw.lookup(sid, rt)
+	s := gw.find(sid, rt, IdentityFrom(r.Context()))
 	if s == nil {
 		gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotFound, ReasonSession, "no such session"))
 		return
@@ -283,7 +287,7 @@ func (gw *Gateway) delete(w http.ResponseWriter, r *http.Request, rt *route) {
 		gw.writeRefusal(w, r, rt.name, refuse(http.StatusMethodNotAllowed, ReasonMethod, "DELETE needs an Mcp-Session-Id"))
 		return
 	}
-	s := gw.lookup(sid, rt)
+	s := gw.find(sid, rt, IdentityFrom(r.Context()))
 	if s == nil {
 		gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotFound, ReasonSession, "no such session"))
 		return

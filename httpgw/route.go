@@ -11,6 +11,7 @@ import (
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/sessionid"
 	"github.com/mcpseal/mcpseal/stdio"
 )
 
@@ -92,9 +93,12 @@ func newRoute(gw *Gateway, name string, spec *Route) (*route, error) {
 
 // start starts the route's server for one session; a session the host
 // refused before connecting gets a server that never starts.
-func (rt *route) start(g Guard) (stdio.Server, error) {
+func (rt *route) start(g Guard, resume *sessionid.Claims) (stdio.Server, error) {
 	if g.Refusal != nil {
 		return stdio.Nothing(), nil
+	}
+	if rt.endpoint != nil && resume != nil {
+		return rt.endpoint.Resume(resume.Upstream, resume.Protocol), nil
 	}
 	if rt.endpoint != nil {
 		return rt.endpoint.Open(), nil
@@ -163,7 +167,7 @@ func (rt *route) modernSession() (*session, error) {
 		go s.shutdown()
 		rt.modern = nil
 	}
-	s, err := newSession(rt, "", true, nil)
+	s, err := newSession(rt, "", true, nil, nil)
 	if err != nil {
 		return nil, err
 	}

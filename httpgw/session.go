@@ -5,11 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/oauth"
+	"github.com/mcpseal/mcpseal/sessionid"
 	"github.com/mcpseal/mcpseal/stdio"
 )
 
@@ -30,9 +32,12 @@ const (
 // session is one gate.Session with its server: a legacy client session,
 // or the route's shared modern session.
 type session struct {
-	rt     *route
-	id     string // the legacy Mcp-Session-Id; "" for the modern session
-	owner  string // the identity key that opened a legacy session (auth.go)
+	rt    *route
+	id    string // the legacy Mcp-Session-Id; "" for the modern session
+	owner string // the identity key that opened a legacy session (auth.go)
+	// sealed is the sealed Mcp-Session-Id (sealed.go), nil for a session
+	// only this replica knows.
+	sealed atomic.Pointer[string]
 	modern bool
 	srv    stdio.Server
 	in     *outbox
@@ -60,12 +65,14 @@ type session struct {
 	shutOnce sync.Once
 }
 
-func newSession(rt *route, id string, modern bool, who *oauth.Identity) (*session, error) {
+// newSession starts a session of rt; resume, when set, continues a
+// legacy session another replica sealed (sealed.go).
+func newSession(rt *route, id string, modern bool, who *oauth.Identity, resume *sessionid.Claims) (*session, error) {
 	gd, err := rt.guard(who)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := rt.start(gd)
+	srv, err := rt.start(gd, resume)
 	if err != nil {
 		if gd.Close != nil {
 			gd.Close()
@@ -121,6 +128,10 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity) (*sessio
 		close(s.exited)
 	}()
 	go s.readServer()
+	if resume != nil {
+		s.version = resume.Protocol
+		s.step(nil, gate.ToServer, nil, func() []gate.Out { return s.g.Resume(continuation(resume)) })
+	}
 	return s, nil
 }
 
@@ -305,6 +316,7 @@ func (s *session) toClient(frame []byte, origin *exchange) {
 			if v, ok := stringMember(m.Result, "protocolVersion"); ok {
 				s.version = v
 			}
+			s.seal()
 		}
 		s.release(ex)
 		ex.answer(frame, m.Result != nil)

@@ -59,7 +59,7 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 			if final {
 				s.answered(w, ex, result)
 			} else if ex.initialize {
-				w.Header().Set(sessionHeader, s.id)
+				w.Header().Set(sessionHeader, s.publicID())
 			}
 			startStream(w)
 			started = true
@@ -110,7 +110,7 @@ func (s *session) answered(w http.ResponseWriter, ex *exchange, result bool) {
 		return
 	}
 	if result {
-		w.Header().Set(sessionHeader, s.id)
+		w.Header().Set(sessionHeader, s.publicID())
 		return
 	}
 	s.rt.gw.forget(s)

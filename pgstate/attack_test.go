@@ -2,11 +2,14 @@ package pgstate_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/pgstate"
@@ -176,5 +179,43 @@ func TestAttackAdvisoryLockHeldByUnprivilegedRole(t *testing.T) {
 	_, err = d.Pins().Observe(pintest.ID("alpha"), pin.Observation{ClientVersion: "2025-06-18", Protocol: "2025-06-18"}, pintest.Contract(t, "v1"), pin.Guard, attackT0)
 	if err != nil {
 		t.Fatalf("a role with no grant on mcpseal's tables holds every session of the fleet: %v", err)
+	}
+}
+
+// TestAttackTablesOwnedByAnotherRole: a table of mcpseal's schema is
+// handed to another role (which can then rewrite it, add triggers or
+// grant it to anyone, whatever mcpseal's grants are). Open refuses.
+func TestAttackTablesOwnedByAnotherRole(t *testing.T) {
+	t.Parallel()
+	dsn := freshDB(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE ROLE mcpseal_table_thief`); err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "42710" { // duplicate_object: an earlier run on a shared cluster
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `ALTER TABLE mcpseal_audit_head OWNER TO mcpseal_table_thief`); err != nil {
+		t.Fatal(err)
+	}
+	d, err := pgstate.Open(ctx, dsn, pgstate.Options{MaxConns: 2})
+	if err == nil {
+		d.Close()
+		t.Fatal("Open accepted a schema whose table another role owns")
+	}
+	if !errors.Is(err, pgstate.ErrForeignOwner) || strings.Contains(err.Error(), "thief") {
+		t.Fatalf("error %v", err)
+	}
+	lazy, err := pgstate.Open(ctx, dsn, pgstate.Options{MaxConns: 2, Lazy: true})
+	if err == nil {
+		defer lazy.Close()
+		if _, err := lazy.Pins().Observe(pintest.ID("alpha"), pin.Observation{ClientVersion: "2025-06-18", Protocol: "2025-06-18"}, pintest.Contract(t, "v1"), pin.Guard, attackT0); err == nil {
+			t.Fatal("a lazily opened store used tables another role owns")
+		}
 	}
 }

@@ -36,10 +36,7 @@ func openDB(t *testing.T, dsn string) *pgstate.DB {
 func exec(t *testing.T, dsn, sql string, args ...any) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := connect(t, dsn)
 	defer conn.Close(ctx)
 	tag, err := conn.Exec(ctx, sql, args...)
 	if err != nil {
@@ -48,4 +45,25 @@ func exec(t *testing.T, dsn, sql string, args ...any) {
 	if tag.RowsAffected() != 1 {
 		t.Fatalf("%s: %d rows", sql, tag.RowsAffected())
 	}
+}
+
+// queryRow reads one row of sql on dsn's database into dest.
+func queryRow(t *testing.T, dsn, sql string, args []any, dest ...any) {
+	t.Helper()
+	ctx := context.Background()
+	conn := connect(t, dsn)
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, sql, args...).Scan(dest...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// connect opens one connection to dsn's database.
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

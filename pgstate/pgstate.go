@@ -173,6 +173,9 @@ func Open(ctx context.Context, dsn string, o Options) (*DB, error) {
 	if err == nil {
 		err = checkVersion(v)
 	}
+	if err == nil {
+		err = d.checkOwners(ctx, d.pool)
+	}
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -191,6 +194,9 @@ func (d *DB) check(ctx context.Context) error {
 		return err
 	}
 	if err := checkVersion(v); err != nil {
+		return err
+	}
+	if err := d.checkOwners(ctx, d.pool); err != nil {
 		return err
 	}
 	d.ready.Store(true)
@@ -283,6 +289,37 @@ func (d *DB) version(ctx context.Context, q querier) (int, error) {
 		return 0, d.fault("reading the schema version", err)
 	}
 	return v, nil
+}
+
+// ErrForeignOwner: a table of mcpseal's schema is owned by a role that
+// mcpseal does not connect as and is not a member of.
+var ErrForeignOwner = errors.New("pgstate: a mcpseal table is owned by another role")
+
+// tables are the schema's tables.
+var tables = []string{"mcpseal_schema", "mcpseal_pin_events", "mcpseal_pin_records", "mcpseal_pin_seen",
+	"mcpseal_audit_events", "mcpseal_audit_head", "mcpseal_lock_sequences", "mcpseal_tlog_seen"}
+
+// checkOwners refuses a schema whose tables another role owns: the owner
+// of a table may rewrite it, change its triggers or hand it to anyone,
+// whatever mcpseal's own grants are, so its tables must be owned by the
+// role mcpseal connects as, or a role it is directly a member of (a
+// superuser is no exception: its connection does not make another role's
+// tables mcpseal's). The error names
+// neither the table nor the role (the database's text).
+func (d *DB) checkOwners(ctx context.Context, q querier) error {
+	var foreign int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = current_schema() AND c.relname = ANY($1)
+		AND c.relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user)
+		AND NOT EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = c.relowner
+			AND m.member = (SELECT oid FROM pg_roles WHERE rolname = current_user))`, tables).Scan(&foreign)
+	if err != nil {
+		return d.fault("reading the tables' owners", err)
+	}
+	if foreign > 0 {
+		return fmt.Errorf("%w: %d of mcpseal's tables in %s are owned by a role mcpseal does not connect as; connect as the tables' owner (the role that ran 'mcpseal state migrate'), or ALTER TABLE ... OWNER TO it", ErrForeignOwner, foreign, d.name)
+	}
+	return nil
 }
 
 // fault wraps a database error with what was being done, without the

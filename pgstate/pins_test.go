@@ -25,6 +25,16 @@ func (b dbBacking) AppendEvent(t *testing.T, line []byte) {
 	exec(t, b.dsn, `INSERT INTO mcpseal_pin_events (seq, line) SELECT coalesce(max(seq), 0) + 1, $1 FROM mcpseal_pin_events`, line)
 }
 
+func (b dbBacking) ReadRecord(t *testing.T, id string) []byte {
+	var data []byte
+	queryRow(t, b.dsn, `SELECT data FROM mcpseal_pin_records WHERE id = $1`, []any{id}, &data)
+	return data
+}
+
+func (b dbBacking) WriteRecord(t *testing.T, id string, data []byte) {
+	exec(t, b.dsn, `UPDATE mcpseal_pin_records SET data = $2 WHERE id = $1`, id, data)
+}
+
 func (b dbBacking) PlantRecord(t *testing.T, id string, data []byte) {
 	exec(t, b.dsn, `INSERT INTO mcpseal_pin_records (id, data) VALUES ($1, $2)`, id, data)
 }

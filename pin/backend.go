@@ -79,6 +79,7 @@ func (s *Store) openDB(exclusive bool) (*view, error) {
 		v.ch, v.chainErr = emptyChain(), errors.New("the event chain holds an event that is not a whole line")
 		v.ch.exists = true
 	}
+	v.trustChain()
 	return v, nil
 }
 

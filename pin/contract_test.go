@@ -61,6 +61,20 @@ func (b fileBacking) AppendEvent(t *testing.T, line []byte) {
 	}
 }
 
+func (b fileBacking) ReadRecord(t *testing.T, id string) []byte {
+	data, err := os.ReadFile(b.path(id + ".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func (b fileBacking) WriteRecord(t *testing.T, id string, data []byte) {
+	if err := os.WriteFile(b.path(id+".json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (b fileBacking) PlantRecord(t *testing.T, id string, data []byte) {
 	if err := os.WriteFile(b.path(id+".json"), data, 0o600); err != nil {
 		t.Fatal(err)

@@ -191,6 +191,24 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 		if base, err = sharedBase(r, &obs); err != nil {
 			return Result{}, err
 		}
+		if proto == nil && s.fleet && len(r.Pending) > 0 && r.Pending[profile] == nil && acceptProfile(r, &obs, caps, Guard) {
+			// A fleet holds every profile while a change is pending. A new
+			// profile that the new-profile rule would accept (it shows
+			// nothing a pinned profile does not, or only what a capability
+			// of its own explains) is held without joining the pending set:
+			// clients choose their capability names, and each new set of
+			// them must not move the set a person is reviewing (approve
+			// would never catch up). Once the set is approved, the
+			// profile's next session is judged by the posture as always:
+			// under strict it is then held for a review of its own.
+			pinned, err := r.build(&base)
+			if err != nil {
+				return Result{}, tampered(id.ID, err.Error())
+			}
+			v.touch(id.ID, now)
+			res, _ := s.fleetHold(r, profile, pinned)
+			return res, nil
+		}
 	}
 	facts.Fallback = fallback
 

@@ -25,6 +25,8 @@ type Store struct {
 	// fleet holds a server with a pending change on every profile (see
 	// OpenBackend).
 	fleet bool
+	// high is the furthest point of the chain this handle has seen.
+	high highWater
 }
 
 // DefaultHome returns mcpseal's home folder: $MCPSEAL_HOME when set (it
@@ -137,6 +139,7 @@ func (s *Store) open(exclusive bool) (*view, error) {
 			v.ch, v.chainErr = emptyChain(), err
 		}
 	}
+	v.trustChain()
 	return v, nil
 }
 
@@ -359,6 +362,7 @@ func (v *view) commitBy(op, id string, r *record, now time.Time, by string) erro
 			return fmt.Errorf("committing to the pin store: %w", err)
 		}
 		v.ch.add(e, lineHash(line))
+		v.remember()
 		return nil
 	}
 	if r != nil {
@@ -370,6 +374,7 @@ func (v *view) commitBy(op, id string, r *record, now time.Time, by string) erro
 		return fileError("", err)
 	}
 	v.ch.add(e, lineHash(line))
+	v.remember()
 	if r != nil {
 		if err := os.Rename(v.s.newPath(id), v.s.recordPath(id)); err != nil {
 			return err

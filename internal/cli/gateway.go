@@ -23,6 +23,7 @@ import (
 	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/pin"
+	"github.com/mcpseal/mcpseal/sessionid"
 )
 
 func init() { register(newGatewayCmd) }
@@ -41,6 +42,7 @@ type gatewayFlags struct {
 	policy        string
 	team          teamFlags
 	state         string
+	sessionKey    string
 	tel           telemetryFlags
 }
 
@@ -101,6 +103,7 @@ The routes file is documented in docs/gateway.md:
 	fl.StringVar(&f.policy, "policy", "", "host policy `FILE` for routes that name none (default $MCPSEAL_HOME/policy.json when it exists)")
 	addTeamFlags(fl, &f.team)
 	addStateFlag(cmd, &f.state)
+	fl.StringVar(&f.sessionKey, "session-key", "", "the replicas' shared session key `FILE`: url routes' legacy sessions continue on any replica holding it (docs/fleet.md)")
 	f.tel.add(fl)
 	return cmd
 }
@@ -138,6 +141,12 @@ func runGateway(e *env, f gatewayFlags) error {
 	routes, err := httpgw.ReadRoutes(f.routes)
 	if err != nil {
 		return err
+	}
+	var sessionKeys *sessionid.Keys
+	if f.sessionKey != "" {
+		if sessionKeys, err = readSessionKeys(f.sessionKey); err != nil {
+			return err
+		}
 	}
 	store, closeStore, err := gatewayStore(e, f.state, logger)
 	if err != nil {
@@ -195,7 +204,8 @@ func runGateway(e *env, f gatewayFlags) error {
 		Guard: func(route string, id pin.Identity, spec *httpgw.Route) (httpgw.Guard, error) {
 			return guard(route, id, spec, nil)
 		},
-		GuardFor: guard,
+		GuardFor:    guard,
+		SessionKeys: sessionKeys,
 	}
 	l, err := team.start(e, f, routes, logger)
 	defer team.close()

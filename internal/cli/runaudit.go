@@ -73,20 +73,55 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger, stat
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		// Gather events for a moment and write them in one go: one lock
-		// and one head update for a whole batch keeps the log's cost off a
-		// busy session. Closing the sink writes what is gathered.
-		//
-		// While it gathers it does not receive: a receive per event would
-		// wake this goroutine once per event, which cost a call more than
-		// the write itself. It sleeps until the gathering time is up, the
-		// queue is half full (record says so) or the sink closes, then
-		// takes what is queued.
-		batch := make([]audit.Event, 0, maxAuditBatch)
-		gather := time.NewTimer(auditGather)
-		gather.Stop()
-		for ev := range a.ch {
-			batch = append(batch[:0], ev)
+		a.run()
+	}()
+	return a, nil
+}
+
+// Retries of a batch the log did not take (a database gone away): the
+// wait doubles from auditRetryMin to auditRetryMax, for as long as the
+// sink lives; once it closes, a batch that fails auditCloseTries times is
+// given up (and counted as dropped): exit is not held up for long by a
+// database that is gone.
+const (
+	auditRetryMin   = 100 * time.Millisecond
+	auditRetryMax   = 2 * time.Second
+	auditCloseTries = 1
+)
+
+// run writes the queued events in batches, in order, until the sink
+// closes.
+//
+// It gathers events for a moment and writes them in one go: one lock and
+// one head update for a whole batch keeps the log's cost off a busy
+// session. While it gathers it does not receive: a receive per event would
+// wake this goroutine once per event, which cost a call more than the
+// write itself. It sleeps until the gathering time is up, the queue is
+// half full (record says so) or the sink closes, then takes what is
+// queued.
+//
+// A batch the log refuses is kept and written again, first, before any
+// later event, so the log loses nothing and keeps the order while the
+// queue holds (beyond it, record drops and counts). Meanwhile
+// audit.required refuses calls; the first append that succeeds again
+// clears that. A retried append whose first try committed after all (its
+// answer lost) writes its events twice: more, never fewer.
+func (a *auditSink) run() {
+	batch := make([]audit.Event, 0, maxAuditBatch)
+	gather := time.NewTimer(auditGather)
+	gather.Stop()
+	retry := time.Duration(0)
+	closed, tries := false, 0
+	for {
+		if len(batch) == 0 {
+			if closed {
+				return
+			}
+			ev, ok := <-a.ch
+			if !ok {
+				return
+			}
+			batch = append(batch, ev)
 			if len(a.ch) < maxAuditBatch-1 { // else a whole batch is ready
 				gather.Reset(auditGather)
 				select {
@@ -96,30 +131,66 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger, stat
 				}
 				gather.Stop()
 			}
-		take:
-			for len(batch) < maxAuditBatch {
-				select {
-				case ev, ok := <-a.ch:
-					if !ok {
-						break take
-					}
-					batch = append(batch, ev)
-				default:
+		} else {
+			// The last append failed: wait, then write the same batch
+			// with what is queued behind it.
+			gather.Reset(retry)
+			select {
+			case <-gather.C:
+			case <-a.closing:
+			}
+			gather.Stop()
+		}
+	take:
+		for len(batch) < maxAuditBatch && !closed {
+			select {
+			case ev, ok := <-a.ch:
+				if !ok {
+					closed = true
 					break take
 				}
-			}
-			a.writing.Store(time.Now().UnixNano())
-			err := lg.AppendAll(batch)
-			a.writing.Store(0)
-			if err != nil {
-				a.log.Error("audit log: events not written", "count", len(batch), "err", err)
-				a.broken.Store(true)
-			} else if a.export != nil {
-				a.export.Kick()
+				batch = append(batch, ev)
+			default:
+				break take
 			}
 		}
-	}()
-	return a, nil
+		a.writing.Store(time.Now().UnixNano())
+		err := a.lg.AppendAll(batch)
+		a.writing.Store(0)
+		if err != nil {
+			if retry == 0 {
+				a.log.Error("audit log: events not written; trying again", "count", len(batch), "err", err)
+			}
+			a.broken.Store(true)
+			retry = min(max(2*retry, auditRetryMin), auditRetryMax)
+			if isClosing(a.closing) {
+				if tries++; tries >= auditCloseTries {
+					a.dropped.Add(int64(len(batch)))
+					a.log.Error("audit log: events given up at exit", "count", len(batch))
+					batch = batch[:0]
+				}
+			}
+			continue
+		}
+		if retry != 0 {
+			a.log.Info("audit log: written again")
+		}
+		retry, tries = 0, 0
+		batch = batch[:0]
+		a.broken.Store(false)
+		if a.export != nil {
+			a.export.Kick()
+		}
+	}
+}
+
+func isClosing(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // auditStall is how long an append may take before audit.required

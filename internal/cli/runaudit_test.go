@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"errors"
+	"log/slog"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/gate"
@@ -30,5 +34,111 @@ func TestRequiredAuditRefusesCallsOnceBroken(t *testing.T) {
 		} else if required {
 			t.Error("required audit log without a call hook")
 		}
+	}
+}
+
+// flakyLog fails every append while down is set, and records what it
+// took otherwise.
+type flakyLog struct {
+	mu    sync.Mutex
+	down  bool
+	tries int
+	got   []audit.Event
+}
+
+func (f *flakyLog) AppendAll(evs []audit.Event) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tries++
+	if f.down {
+		return errors.New("connection refused")
+	}
+	f.got = append(f.got, evs...)
+	return nil
+}
+
+func (f *flakyLog) Close() error { return nil }
+
+func (f *flakyLog) set(down bool) {
+	f.mu.Lock()
+	f.down = down
+	f.mu.Unlock()
+}
+
+// TestAuditOutageLosesNothing: the audit log goes away (a database
+// stopped) during traffic and comes back. The batches it refused are
+// written once it is back, first and in order; audit.required refuses
+// calls while it is away and allows them again once an append succeeds.
+func TestAuditOutageLosesNothing(t *testing.T) {
+	t.Parallel()
+	lg := &flakyLog{}
+	a := &auditSink{lg: lg, log: slog.New(slog.DiscardHandler), ch: make(chan audit.Event, auditQueue),
+		full: make(chan struct{}, 1), closing: make(chan struct{}), required: true}
+	a.wg.Add(1)
+	go func() { defer a.wg.Done(); a.run() }()
+	h := a.hooks()
+	n := int64(0)
+	emit := func(k int) {
+		for range k {
+			n++
+			a.record(audit.Event{Op: audit.OpCall, Outcome: audit.Allowed, Count: n})
+		}
+	}
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	emit(10)
+	wait("the first events", func() bool { lg.mu.Lock(); defer lg.mu.Unlock(); return len(lg.got) == 10 })
+	lg.set(true)
+	emit(300) // more than one batch
+	wait("the refusal", func() bool { return h.Call(gate.CallInfo{}).Kind == gate.Refuse })
+	wait("a retry", func() bool { lg.mu.Lock(); defer lg.mu.Unlock(); return lg.tries >= 4 })
+	lg.set(false)
+	wait("the refusal to clear", func() bool { return h.Call(gate.CallInfo{}).Kind == gate.Allow })
+	emit(5)
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	if int64(len(lg.got)) != n {
+		t.Fatalf("the log holds %d of %d events", len(lg.got), n)
+	}
+	for i, ev := range lg.got {
+		if ev.Count != int64(i+1) {
+			t.Fatalf("event %d is #%d: out of order or repeated", i+1, ev.Count)
+		}
+	}
+	if a.dropped.Load() != 0 {
+		t.Fatalf("%d events dropped", a.dropped.Load())
+	}
+}
+
+// TestAuditGivenUpAtExitIsCounted: a log still away when the sink closes
+// does not hold the exit; what it could not take is counted as dropped.
+func TestAuditGivenUpAtExitIsCounted(t *testing.T) {
+	t.Parallel()
+	lg := &flakyLog{down: true}
+	a := &auditSink{lg: lg, log: slog.New(slog.DiscardHandler), ch: make(chan audit.Event, auditQueue),
+		full: make(chan struct{}, 1), closing: make(chan struct{}), required: true}
+	a.wg.Add(1)
+	go func() { defer a.wg.Done(); a.run() }()
+	for range 3 {
+		a.record(audit.Event{Op: audit.OpCall, Outcome: audit.Allowed})
+	}
+	start := time.Now()
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("close took %v", d)
+	}
+	if a.dropped.Load() != 3 {
+		t.Fatalf("dropped %d, want 3", a.dropped.Load())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +36,10 @@ type Backing interface {
 	AppendEvent(t *testing.T, line []byte)
 	// PlantRecord stores data as server id's record, with no event.
 	PlantRecord(t *testing.T, id string, data []byte)
+	// ReadRecord returns server id's stored record, and WriteRecord
+	// replaces it, by hand.
+	ReadRecord(t *testing.T, id string) []byte
+	WriteRecord(t *testing.T, id string, data []byte)
 }
 
 // A Suite describes the store under test.
@@ -67,6 +72,8 @@ func Run(t *testing.T, s Suite) {
 		{"DeletedEventFailsVerify", testDeletedEventFailsVerify},
 		{"InsertedEventFailsVerify", testInsertedEventFailsVerify},
 		{"PlantedRecordHolds", testPlantedRecordHolds},
+		{"ChainCutBackToEarlierPrefix", testChainCutBackToEarlierPrefix},
+		{"NewProfilesWhilePendingDoNotMoveTheReview", testNewProfilesWhilePendingDoNotMoveTheReview},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -377,4 +384,108 @@ func testPlantedRecordHolds(t *testing.T, s Suite) {
 	id := ID("planted")
 	b.PlantRecord(t, id.ID, []byte(`{"version":2}`))
 	wantTampered(t, st, id)
+}
+
+// testChainCutBackToEarlierPrefix: the newest event (a drift waiting for
+// review) and its record are rolled back to the chain's earlier, still
+// valid, prefix. A handle that has verified the longer chain holds the
+// server and Verify reports it; a handle that never saw the longer chain
+// cannot tell (tamper evidence needs some memory of the past).
+func testChainCutBackToEarlierPrefix(t *testing.T, s Suite) {
+	b := s.New(t)
+	st := b.Open(t)
+	id := ID("alpha")
+	observe(t, st, id, Contract(t, "v1"), pin.Guard, pin.FirstPin)
+	before := b.ReadRecord(t, id.ID)
+	observe(t, st, id, Contract(t, "v2"), pin.Guard, pin.Drift)
+	b.DeleteEvent(t, 2)
+	b.WriteRecord(t, id.ID, before)
+	wantTampered(t, st, id)
+	rep, err := st.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rep.Faults {
+		found = found || strings.Contains(f.Reason, "cut off")
+	}
+	if !found {
+		t.Fatalf("Verify does not say the chain was cut back: %+v", rep.Faults)
+	}
+	// The rewritten history in place of the cut: a chain as long as the
+	// one verified, but another one, is refused as well.
+	fresh := b.Open(t)
+	observe(t, fresh, id, Contract(t, "v1"), pin.Guard, pin.Match)
+	if _, err := fresh.Observe(ID("beta"), obs, Contract(t, "v1"), pin.Guard, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Observe(id, obs, Contract(t, "v1"), pin.Guard, t0); !errors.Is(err, pin.ErrTampered) {
+		t.Fatalf("a rewritten chain of the same length: %v, want ErrTampered", err)
+	}
+}
+
+// testNewProfilesWhilePendingDoNotMoveTheReview: while a drift waits for
+// review, clients with capability names of their own (a client's to
+// choose) open sessions that show the pinned contract. On a fleet they are
+// held, but they do not join the pending set, so the person's review and
+// approval of that set succeed; under strict, such a profile is then held
+// for a review of its own. A new profile that shows a change of its own
+// does join the set.
+func testNewProfilesWhilePendingDoNotMoveTheReview(t *testing.T, s Suite) {
+	for _, posture := range []pin.Posture{pin.Guard, pin.Strict} {
+		t.Run(string(posture), func(t *testing.T) {
+			st := s.New(t).Open(t)
+			id := ID("alpha")
+			first, err := st.Observe(id, obs, Contract(t, "v1"), posture, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if posture == pin.Strict {
+				if err := st.Approve(id.ID, first.Pending, t0); err != nil {
+					t.Fatalf("approving the first pin: %v", err)
+				}
+			}
+			res := observe(t, st, id, Contract(t, "v2"), posture, pin.Drift)
+			if err := st.MarkReviewed(id.ID, res.Pending); err != nil {
+				t.Fatal(err)
+			}
+			want := pin.Drift // a fleet holds every profile while a change is pending
+			if !s.Fleet {
+				want = pin.ProfileAdded
+				if posture == pin.Strict {
+					want = pin.Drift
+				}
+			}
+			for i := range 5 {
+				o := obs
+				o.Capabilities = []string{fmt.Sprintf("x-vendor-%d", i)}
+				got, err := st.Observe(id, o, Contract(t, "v1"), posture, t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Outcome != want {
+					t.Fatalf("a new profile showing the pinned contract: %v, want %v", got.Outcome, want)
+				}
+			}
+			if !s.Fleet && posture == pin.Strict {
+				return // a single machine under strict: each profile is a change of its own (issue 11)
+			}
+			if err := st.Approve(id.ID, res.Pending, t0); err != nil {
+				t.Fatalf("approve after review, with new profiles seen meanwhile: %v", err)
+			}
+			observe(t, st, id, Contract(t, "v2"), posture, pin.Match)
+			if !s.Fleet {
+				return // the new profiles were pinned as they came (guard)
+			}
+			o := obs
+			o.Capabilities = []string{"x-vendor-0"}
+			after := pin.ProfileAdded
+			if posture == pin.Strict {
+				after = pin.Drift // strict: held for a review of its own now
+			}
+			if got, err := st.Observe(id, o, Contract(t, "v2"), posture, t0); err != nil || got.Outcome != after {
+				t.Fatalf("the new profile after the approval: %v %v, want %v", got.Outcome, err, after)
+			}
+		})
+	}
 }
