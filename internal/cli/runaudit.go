@@ -29,10 +29,17 @@ const (
 // auditSink writes the gate's decisions to the audit log off the gate's
 // lock, in order.
 type auditSink struct {
-	lg      auditWriter
-	id      pin.Identity
-	log     *slog.Logger
-	ch      chan audit.Event
+	lg  auditWriter
+	id  pin.Identity
+	log *slog.Logger
+	// mu guards queue and closed. The queue grows with what is waiting
+	// (at most auditQueue events): a channel of that capacity would keep
+	// 1.4 MB of event slots resident for the whole session, most of a
+	// quiet session's heap.
+	mu      sync.Mutex
+	queue   []audit.Event
+	closed  bool
+	wake    chan struct{} // an event was queued: the writer starts gathering
 	full    chan struct{} // the queue is half full: write now
 	closing chan struct{} // closed by close: write now
 	wg      sync.WaitGroup
@@ -68,58 +75,78 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger, stat
 	if err != nil {
 		return nil, err
 	}
-	a := &auditSink{lg: lg, id: id, log: log, ch: make(chan audit.Event, auditQueue),
+	a := &auditSink{lg: lg, id: id, log: log, wake: make(chan struct{}, 1),
 		full: make(chan struct{}, 1), closing: make(chan struct{}), required: p != nil && p.Audit().Required}
 	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		// Gather events for a moment and write them in one go: one lock
-		// and one head update for a whole batch keeps the log's cost off a
-		// busy session. Closing the sink writes what is gathered.
-		//
-		// While it gathers it does not receive: a receive per event would
-		// wake this goroutine once per event, which cost a call more than
-		// the write itself. It sleeps until the gathering time is up, the
-		// queue is half full (record says so) or the sink closes, then
-		// takes what is queued.
-		batch := make([]audit.Event, 0, maxAuditBatch)
-		gather := time.NewTimer(auditGather)
-		gather.Stop()
-		for ev := range a.ch {
-			batch = append(batch[:0], ev)
-			if len(a.ch) < maxAuditBatch-1 { // else a whole batch is ready
-				gather.Reset(auditGather)
-				select {
-				case <-gather.C:
-				case <-a.full:
-				case <-a.closing:
-				}
-				gather.Stop()
-			}
-		take:
-			for len(batch) < maxAuditBatch {
-				select {
-				case ev, ok := <-a.ch:
-					if !ok {
-						break take
-					}
-					batch = append(batch, ev)
-				default:
-					break take
-				}
-			}
-			a.writing.Store(time.Now().UnixNano())
-			err := lg.AppendAll(batch)
-			a.writing.Store(0)
-			if err != nil {
-				a.log.Error("audit log: events not written", "count", len(batch), "err", err)
-				a.broken.Store(true)
-			} else if a.export != nil {
-				a.export.Kick()
-			}
-		}
-	}()
+	go a.write()
 	return a, nil
+}
+
+// write is the sink's writer. It gathers events for a moment and writes
+// them in one go: one lock and one head update for a whole batch keeps the
+// log's cost off a busy session. Closing the sink writes what is gathered.
+//
+// While it gathers it is not woken per event: a wake-up per event cost a
+// call more than the write itself. It sleeps until the gathering time is
+// up, the queue is half full (record says so) or the sink closes, then
+// takes everything queued, swapping buffers so that record never waits
+// for a write.
+func (a *auditSink) write() {
+	defer a.wg.Done()
+	gather := time.NewTimer(auditGather)
+	gather.Stop()
+	var batch []audit.Event
+	for {
+		select {
+		case <-a.wake:
+		case <-a.closing:
+		}
+		if a.queued() < maxAuditBatch {
+			gather.Reset(auditGather)
+			select {
+			case <-gather.C:
+			case <-a.full:
+			case <-a.closing:
+			}
+			gather.Stop()
+		}
+		a.mu.Lock()
+		batch, a.queue = a.queue, batch[:0]
+		closed := a.closed
+		a.mu.Unlock()
+		for rest := batch; len(rest) > 0; {
+			n := min(len(rest), maxAuditBatch)
+			a.append(rest[:n])
+			rest = rest[n:]
+		}
+		clear(batch) // no event's strings kept alive by a spare buffer
+		if cap(batch) > 4*maxAuditBatch {
+			batch = nil // a burst's buffer is not kept for a quiet session
+		}
+		if closed {
+			return
+		}
+	}
+}
+
+// append writes one batch.
+func (a *auditSink) append(batch []audit.Event) {
+	a.writing.Store(time.Now().UnixNano())
+	err := a.lg.AppendAll(batch)
+	a.writing.Store(0)
+	if err != nil {
+		a.log.Error("audit log: events not written", "count", len(batch), "err", err)
+		a.broken.Store(true)
+	} else if a.export != nil {
+		a.export.Kick()
+	}
+}
+
+// queued is how many events wait to be written.
+func (a *auditSink) queued() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.queue)
 }
 
 // auditStall is how long an append may take before audit.required
@@ -142,19 +169,34 @@ func (a *auditSink) record(ev audit.Event) {
 	if a.subject != "" {
 		ev.Subject, ev.Issuer, ev.Client, ev.JTI = a.subject, a.issuer, a.client, a.jti
 	}
-	select {
-	case a.ch <- ev:
-		if len(a.ch) > cap(a.ch)/2 {
-			select {
-			case a.full <- struct{}{}:
-			default:
-			}
-		}
-	default:
+	a.mu.Lock()
+	n := len(a.queue)
+	ok := n < auditQueue && !a.closed
+	if ok {
+		a.queue = append(a.queue, ev)
+		n++
+	}
+	a.mu.Unlock()
+	if !ok {
 		a.broken.Store(true)
 		if a.dropped.Add(1) == 1 {
 			a.log.Error("audit log: events are arriving faster than they can be written; dropping")
 		}
+		return
+	}
+	if n == 1 {
+		poke(a.wake)
+	}
+	if n > auditQueue/2 {
+		poke(a.full)
+	}
+}
+
+// poke wakes whoever waits on c without waiting itself.
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 
@@ -237,8 +279,10 @@ func (a *auditSink) close() error {
 	if a == nil {
 		return nil
 	}
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
 	close(a.closing)
-	close(a.ch)
 	a.wg.Wait()
 	if n := a.dropped.Load(); n > 0 {
 		a.log.Error("audit log: events dropped", "count", n)
