@@ -48,10 +48,12 @@ type auditSink struct {
 	// not happen; broken is set once an event could not be written.
 	required bool
 	broken   atomic.Bool
-	// writing is when the append in progress started (UnixNano), 0 when
-	// none is: an append that hangs (a database that accepts connections
-	// and never answers) is as good as a failed one for audit.required.
-	writing atomic.Int64
+	// queuedSince is when the oldest queued event was queued, writing
+	// when the oldest event of the batch being written was (UnixNano, 0
+	// when there is none): an event that waits too long to be written (a
+	// database that accepts connections and never answers, a writer that
+	// never gets to run) is as good as lost for audit.required.
+	queuedSince, writing atomic.Int64
 	// subject, client and jti name the caller of a team gateway session.
 	subject, issuer, client, jti string
 	// export, when set, ships the log: it is told of each batch written,
@@ -112,6 +114,7 @@ func (a *auditSink) write() {
 		}
 		a.mu.Lock()
 		batch, a.queue = a.queue, batch[:0]
+		a.writing.Store(a.queuedSince.Swap(0))
 		closed := a.closed
 		a.mu.Unlock()
 		for rest := batch; len(rest) > 0; {
@@ -119,6 +122,7 @@ func (a *auditSink) write() {
 			a.append(rest[:n])
 			rest = rest[n:]
 		}
+		a.writing.Store(0)
 		clear(batch) // no event's strings kept alive by a spare buffer
 		if cap(batch) > 4*maxAuditBatch {
 			batch = nil // a burst's buffer is not kept for a quiet session
@@ -131,9 +135,7 @@ func (a *auditSink) write() {
 
 // append writes one batch.
 func (a *auditSink) append(batch []audit.Event) {
-	a.writing.Store(time.Now().UnixNano())
 	err := a.lg.AppendAll(batch)
-	a.writing.Store(0)
 	if err != nil {
 		a.log.Error("audit log: events not written", "count", len(batch), "err", err)
 		a.broken.Store(true)
@@ -149,18 +151,27 @@ func (a *auditSink) queued() int {
 	return len(a.queue)
 }
 
-// auditStall is how long an append may take before audit.required
-// counts the log as failing: far longer than an append to files or to a
-// healthy database takes even on a loaded machine (a spurious refusal
-// would be a call refused for nothing), far shorter than the database's
-// own timeout (10 s of unaudited calls).
-const auditStall = 500 * time.Millisecond
+// auditStall is how long an event may wait to be written, besides the
+// time its batch gathers, before audit.required counts the log as failing:
+// far longer than an append to files or to a healthy database takes even
+// on a loaded machine (a spurious refusal would be a call refused for
+// nothing: 500 ms was seen to pass under a load average of 18 on two
+// cores), far shorter than the database's own timeout (10 s of unaudited
+// calls).
+const auditStall = 2 * time.Second
 
-// stalled reports whether the append in progress has taken longer than
-// auditStall.
+// stalled reports whether an event has waited to be written for longer
+// than auditGather and auditStall: the clock starts when the event is
+// queued, not when its append starts, so a writer that is slow to run
+// counts as well as an append that hangs.
 func (a *auditSink) stalled() bool {
-	t := a.writing.Load()
-	return t != 0 && time.Since(time.Unix(0, t)) > auditStall
+	now := time.Now()
+	for _, t := range [2]int64{a.writing.Load(), a.queuedSince.Load()} {
+		if t != 0 && now.Sub(time.Unix(0, t)) > auditGather+auditStall {
+			return true
+		}
+	}
+	return false
 }
 
 // record queues one event.
@@ -173,6 +184,9 @@ func (a *auditSink) record(ev audit.Event) {
 	n := len(a.queue)
 	ok := n < auditQueue && !a.closed
 	if ok {
+		if n == 0 {
+			a.queuedSince.Store(time.Now().UnixNano())
+		}
 		a.queue = append(a.queue, ev)
 		n++
 	}
