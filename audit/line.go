@@ -145,7 +145,8 @@ func encodeTo(dst []byte, e *Event) ([]byte, error) {
 	if line, ok := appendLine(dst, e); ok {
 		return line, nil
 	}
-	line, err := encodeJSON(e)
+	ev := *e // e itself does not escape: a call's events stay on the stack
+	line, err := encodeJSON(&ev)
 	if err != nil {
 		return nil, err
 	}

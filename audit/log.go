@@ -58,6 +58,8 @@ type Log struct {
 	lastFile os.FileInfo
 	// line is a buffer for encoding one event, reused under mu.
 	line []byte
+	// batch is AppendAll's buffer, kept between batches (under mu).
+	batch []byte
 }
 
 // Open opens (creating it if needed) the audit log under home. It refuses
@@ -141,7 +143,15 @@ func (l *Log) AppendAll(es []Event) error {
 	if err := l.recordGap(&t); err != nil {
 		return err
 	}
-	buf := make([]byte, 0, 320*len(es)) // a call's event is about 300 bytes
+	buf := l.batch[:0]
+	if need := 320 * len(es); cap(buf) < need { // a call's event is about 300 bytes
+		buf = make([]byte, 0, need)
+	}
+	defer func() {
+		if cap(buf) <= maxKeptBatch {
+			l.batch = buf[:0]
+		}
+	}()
 	for _, e := range es {
 		if err := l.writeTo(&t, e, &buf); err != nil {
 			return err
@@ -152,6 +162,11 @@ func (l *Log) AppendAll(es []Event) error {
 	}
 	return writeHead(l.dir, t.seq, t.hash)
 }
+
+// maxKeptBatch bounds the buffer AppendAll keeps for the next batch: a
+// full batch of calls' events (256 of about 300 bytes), not a burst of
+// large ones.
+const maxKeptBatch = 128 << 10
 
 // recordGap writes a gap event when the head says the log held more, or
 // other, events than it now does.

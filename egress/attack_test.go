@@ -2,12 +2,16 @@ package egress
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
 const listReq = `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`
@@ -213,5 +217,50 @@ func TestWrongContentTypeAndErrorTextNotEchoed(t *testing.T) {
 				t.Errorf("error echoes the upstream's text: %q", msg)
 			}
 		})
+	}
+}
+
+// TestStreamAnswersReuseTheConnection: answers that come on an event
+// stream leave the connection to the upstream open for the next request.
+// Closing the stream at the answer instead (as mcpseal did) costs a new
+// TCP connection, and TLS handshake, per request: with a server that
+// answers every POST with a stream (the go-sdk does) that was most of the
+// gateway's CPU per call.
+func TestStreamAnswersReuseTheConnection(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m, err := jsonrpc.Peek(body)
+		if err != nil || m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[]}}\n\n", m.ID)
+		// The answer leaves at once and the stream ends a moment later,
+		// as a server's does when its handler returns after flushing.
+		w.(http.Flusher).Flush()
+		time.Sleep(2 * time.Millisecond)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	up, _ := upstreamTo(t, srv, resolveTo(publicIP.String()), Options{})
+	p := newPeer(t, up)
+	const n = 20
+	for i := 1; i <= n; i++ {
+		p.send(fmt.Sprintf(listReq, i))
+		if a := p.answer(); a.Result == nil {
+			t.Fatalf("answer %d: %+v", i, a)
+		}
+		time.Sleep(5 * time.Millisecond) // the drain runs in the background
+	}
+	if c := conns.Load(); c > 2 {
+		t.Errorf("%d requests answered on event streams took %d connections", n, c)
 	}
 }

@@ -29,7 +29,17 @@ func (u *Upstream) exchange(frame []byte, m jsonrpc.Message, done chan struct{})
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(u.ctx, u.opts.RequestTimeout)
-	defer cancel()
+	// handed is set when an event stream's answer came and the rest of the
+	// stream is left to finishBody, which then closes the body and ends
+	// ctx: closing either here would cut the stream short, and the
+	// connection could not be used again (a new TCP connection for every
+	// request, most of the gateway's CPU per call).
+	handed := false
+	defer func() {
+		if !handed {
+			cancel()
+		}
+	}()
 	f := Failure{Method: m.Method}
 	var id []byte
 	if m.Kind == jsonrpc.Request {
@@ -46,7 +56,11 @@ func (u *Upstream) exchange(frame []byte, m jsonrpc.Message, done chan struct{})
 		u.fail(id, u.transportFailure(f, err))
 		return
 	}
-	defer resp.Body.Close()
+	defer func() {
+		if !handed {
+			resp.Body.Close()
+		}
+	}()
 	if m.Method == "initialize" && resp.StatusCode == http.StatusOK {
 		u.mu.Lock()
 		if sid := resp.Header.Get(sessionHeader); validSessionID(sid) {
@@ -58,7 +72,7 @@ func (u *Upstream) exchange(frame []byte, m jsonrpc.Message, done chan struct{})
 		u.ack(resp, m, f)
 		return
 	}
-	u.answer(ctx, resp, m, f, release)
+	handed = u.answer(ctx, cancel, resp, m, f, release)
 }
 
 // ack checks the answer to a notification or a response: 202 (or any
@@ -79,8 +93,9 @@ func (u *Upstream) ack(resp *http.Response, m jsonrpc.Message, f Failure) {
 }
 
 // answer reads the answer to a request: JSON, or an event stream that
-// ends with it.
-func (u *Upstream) answer(ctx context.Context, resp *http.Response, m jsonrpc.Message, f Failure, headersIn func()) {
+// ends with it. It reports whether the body and cancel were handed to
+// finishBody.
+func (u *Upstream) answer(ctx context.Context, cancel context.CancelFunc, resp *http.Response, m jsonrpc.Message, f Failure, headersIn func()) (handed bool) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode/100 == 3:
@@ -102,11 +117,12 @@ func (u *Upstream) answer(ctx context.Context, resp *http.Response, m jsonrpc.Me
 		}
 	case ct == "text/event-stream":
 		headersIn()
-		u.readStream(ctx, resp.Body, m, f)
+		return u.readStream(ctx, cancel, resp.Body, m, f)
 	default:
 		f.Reason = ReasonContentType
 		u.fail(m.ID, f)
 	}
+	return false
 }
 
 // errorStatus handles a 4xx or 5xx answer. A JSON-RPC answer to this very

@@ -24,16 +24,19 @@ const (
 // readStream reads the event stream that answers request m, delivering
 // every message on it, until the answer to m. A stream that breaks before
 // the answer is resumed with a GET and Last-Event-ID (legacy sessions from
-// 2025-11-25 on), at most maxResumes times.
-func (u *Upstream) readStream(ctx context.Context, body io.ReadCloser, m jsonrpc.Message, f Failure) {
+// 2025-11-25 on), at most maxResumes times. Once the answer is in, the rest
+// of the stream is read by finishBody, which then closes it and calls
+// cancel (so the connection can serve the next request); readStream then
+// reports true, and the caller must close neither.
+func (u *Upstream) readStream(ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, m jsonrpc.Message, f Failure) (handed bool) {
 	budget := u.opts.MaxStream
 	for resumes := 0; ; resumes++ {
 		sr := NewSSEReader(body, u.opts.MaxMessage, budget)
 		answered, err := u.drain(sr, m)
 		budget -= sr.read
 		if answered {
-			finishBody(body)
-			return
+			finishBody(body, cancel)
+			return true
 		}
 		body.Close()
 		switch {
@@ -200,13 +203,14 @@ const (
 )
 
 // finishBody reads what is left of an answered stream, bounded in bytes
-// and time, then closes it, without holding up the caller.
-func finishBody(body io.ReadCloser) {
+// and time, then closes it and calls done, without holding up the caller.
+func finishBody(body io.ReadCloser, done func()) {
 	go func() {
 		t := time.AfterFunc(drainTimeout, func() { body.Close() })
 		_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 		t.Stop()
 		body.Close()
+		done()
 	}()
 }
 

@@ -89,6 +89,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if want, err := encodeJSON(r); err != nil || !bytes.Equal(again, want) {
+			t.Fatalf("encodeRecord wrote\n%s\nencoding/json writes\n%s", again, want)
+		}
 		if _, err := decodeRecord(id.ID, again); err != nil {
 			t.Fatalf("re-encoded record rejected: %v", err)
 		}

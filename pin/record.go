@@ -230,15 +230,87 @@ func (r *record) texts() *texts {
 }
 
 // encodeRecord returns the file bytes of r: compact JSON (indenting would
-// rewrite the stored canonical definitions) and a final newline.
+// rewrite the stored canonical definitions) and a final newline, exactly as
+// json.Encoder with SetEscapeHTML(false) writes them.
+//
+// The definitions are nearly all of a large server's record (10 MB for
+// 10,000 tools). Through encoding/json they would be copied three times
+// into buffers that grow by doubling, 40 MB of garbage at the moment of the
+// first pin, when the listing itself is still held. So the rest of the
+// record is encoded by encoding/json, and the definitions are appended to
+// one buffer sized for them, each validated and compacted by json.Compact
+// as the encoder would (TestEncodeRecordIsTheEncoders).
 func encodeRecord(r *record) ([]byte, error) {
+	head := *r
+	head.Definitions, head.Instructions = nil, nil
+	h, err := encodeJSON(&head)
+	if err != nil {
+		return nil, err
+	}
+	const tail = `,"definitions":null,"instructions":null}` + "\n"
+	rest, ok := bytes.CutSuffix(h, []byte(tail))
+	if !ok || !hexKeys(r.Definitions) {
+		return encodeJSON(r) // a layout this function does not know
+	}
+	size := len(rest) + len(tail) + 32
+	for _, raw := range r.Definitions {
+		size += len(raw) + 64 + 4
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf.Write(rest)
+	buf.WriteString(`,"definitions":`)
+	if r.Definitions == nil {
+		buf.WriteString("null")
+	} else {
+		buf.WriteByte('{')
+		for i, key := range slices.Sorted(maps.Keys(r.Definitions)) {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteByte('"')
+			buf.WriteString(key)
+			buf.WriteString(`":`)
+			if raw := r.Definitions[key]; raw == nil {
+				buf.WriteString("null")
+			} else if err := json.Compact(buf, raw); err != nil {
+				return nil, err
+			}
+		}
+		buf.WriteByte('}')
+	}
+	buf.WriteString(`,"instructions":`)
+	instr, err := encodeJSON(r.Instructions)
+	if err != nil {
+		return nil, err
+	}
+	buf.Write(instr[:len(instr)-1])
+	buf.WriteString("}\n")
+	return buf.Bytes(), nil
+}
+
+// encodeJSON is json.Encoder's encoding of v with SetEscapeHTML(false),
+// newline included.
+func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// hexKeys reports whether every key of defs is lowercase hex, which JSON
+// writes as is (a valid record's keys are the SHA-256 of their values).
+func hexKeys(defs map[string]json.RawMessage) bool {
+	for key := range defs {
+		for i := range len(key) {
+			if c := key[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // decodeRecord parses and checks a record file of server id. A record of

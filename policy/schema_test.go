@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -260,5 +261,45 @@ func TestSchemaCacheIsBounded(t *testing.T) {
 		if s.Len() > 2 {
 			t.Fatalf("cache holds %d schemas, bound 2", s.Len())
 		}
+	}
+}
+
+// TestSchemaViolatingItsMetaschemaIsUnusable: every draft's metaschema is
+// enforced on a tool's schema, also when the first schemas of a process
+// are compiled by many sessions at once (the metaschemas are compiled on
+// first use, third_party/jsonschema/MCPSEAL.md).
+func TestSchemaViolatingItsMetaschemaIsUnusable(t *testing.T) {
+	t.Parallel()
+	bad := []string{
+		`{"type":5}`,
+		`{"type":"object","minProperties":-1}`,
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"objekt"}`,
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","required":"a"}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","properties":[]}`,
+		`{"$schema":"http://json-schema.org/draft-06/schema#","minLength":"1"}`,
+		`{"$schema":"http://json-schema.org/draft-04/schema#","type":["object","object"]}`,
+	}
+	good := `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}}}`
+	s := NewSchemas(0)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*len(bad))
+	for range 8 {
+		wg.Go(func() {
+			for _, schema := range bad {
+				def := toolRaw(t, `{"name":"t","inputSchema":`+schema+`}`)
+				if r := s.CheckArguments(def, callParams("t", `{}`)); r == nil || r.Reason != ReasonSchemaUnusable {
+					errs <- fmt.Sprintf("%s: %+v, want schema-unusable", schema, r)
+				}
+			}
+			def := toolRaw(t, `{"name":"t","inputSchema":`+good+`}`)
+			if r := s.CheckArguments(def, callParams("t", `{"a":"x"}`)); r != nil {
+				errs <- fmt.Sprintf("a valid draft-07 schema refused: %+v", r)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -66,7 +66,7 @@ func TestAttackRequiredAuditForwardsCallsWhileDatabaseHangs(t *testing.T) {
 	// append is not yet overdue (auditStall); after that every call is
 	// refused, long before the database's own 10 s timeout.
 	late := 0
-	for time.Since(start) < 2*time.Second {
+	for time.Since(start) < auditGather+auditStall+1500*time.Millisecond {
 		if v := h.Call(gate.CallInfo{}); v.Kind == gate.Allow {
 			if time.Since(start) > auditGather+auditStall+250*time.Millisecond {
 				late++

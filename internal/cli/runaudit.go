@@ -29,10 +29,18 @@ const (
 // auditSink writes the gate's decisions to the audit log off the gate's
 // lock, in order.
 type auditSink struct {
-	lg      auditWriter
-	id      pin.Identity
-	log     *slog.Logger
-	ch      chan audit.Event
+	lg  auditWriter
+	id  pin.Identity
+	log *slog.Logger
+	// mu guards queue and closed. The queue grows with what is waiting
+	// (at most auditQueue events): a channel of that capacity would keep
+	// 1.4 MB of event slots resident for the whole session, most of a
+	// quiet session's heap.
+	mu      sync.Mutex
+	queue   []audit.Event
+	held    int // events the writer took and has not written yet
+	closed  bool
+	wake    chan struct{} // an event was queued: the writer starts gathering
 	full    chan struct{} // the queue is half full: write now
 	closing chan struct{} // closed by close: write now
 	wg      sync.WaitGroup
@@ -41,10 +49,12 @@ type auditSink struct {
 	// not happen; broken is set once an event could not be written.
 	required bool
 	broken   atomic.Bool
-	// writing is when the append in progress started (UnixNano), 0 when
-	// none is: an append that hangs (a database that accepts connections
-	// and never answers) is as good as a failed one for audit.required.
-	writing atomic.Int64
+	// queuedSince is when the oldest queued event was queued, writing
+	// when the oldest event of the batch being written was (UnixNano, 0
+	// when there is none): an event that waits too long to be written (a
+	// database that accepts connections and never answers, a writer that
+	// never gets to run) is as good as lost for audit.required.
+	queuedSince, writing atomic.Int64
 	// subject, client and jti name the caller of a team gateway session.
 	subject, issuer, client, jti string
 	// export, when set, ships the log: it is told of each batch written,
@@ -68,14 +78,18 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger, stat
 	if err != nil {
 		return nil, err
 	}
-	a := &auditSink{lg: lg, id: id, log: log, ch: make(chan audit.Event, auditQueue),
-		full: make(chan struct{}, 1), closing: make(chan struct{}), required: p != nil && p.Audit().Required}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		a.run()
-	}()
+	a := newAuditSink(lg, log, p != nil && p.Audit().Required)
+	a.id = id
 	return a, nil
+}
+
+// newAuditSink returns a sink writing to lg, its writer started.
+func newAuditSink(lg auditWriter, log *slog.Logger, required bool) *auditSink {
+	a := &auditSink{lg: lg, log: log, wake: make(chan struct{}, 1),
+		full: make(chan struct{}, 1), closing: make(chan struct{}), required: required}
+	a.wg.Add(1)
+	go a.write()
+	return a
 }
 
 // Retries of a batch the log did not take (a database gone away): the
@@ -89,40 +103,39 @@ const (
 	auditCloseTries = 1
 )
 
-// run writes the queued events in batches, in order, until the sink
-// closes.
+// write is the sink's writer. It gathers events for a moment and writes
+// them in one go: one lock and one head update for a whole batch keeps the
+// log's cost off a busy session. Closing the sink writes what is gathered.
 //
-// It gathers events for a moment and writes them in one go: one lock and
-// one head update for a whole batch keeps the log's cost off a busy
-// session. While it gathers it does not receive: a receive per event would
-// wake this goroutine once per event, which cost a call more than the
-// write itself. It sleeps until the gathering time is up, the queue is
-// half full (record says so) or the sink closes, then takes what is
-// queued.
+// While it gathers it is not woken per event: a wake-up per event cost a
+// call more than the write itself. It sleeps until the gathering time is
+// up, the queue is half full (record says so) or the sink closes, then
+// takes everything queued, swapping buffers so that record never waits
+// for a write.
 //
 // A batch the log refuses is kept and written again, first, before any
 // later event, so the log loses nothing and keeps the order while the
-// queue holds (beyond it, record drops and counts). Meanwhile
-// audit.required refuses calls; the first append that succeeds again
-// clears that. A retried append whose first try committed after all (its
-// answer lost) writes its events twice: more, never fewer.
-func (a *auditSink) run() {
-	batch := make([]audit.Event, 0, maxAuditBatch)
+// queue holds (the events held count against auditQueue; beyond it record
+// drops and counts). Meanwhile audit.required refuses calls; the first
+// append that succeeds again clears that. A retried append whose first try
+// committed after all (its answer lost) writes its events twice: more,
+// never fewer.
+func (a *auditSink) write() {
+	defer a.wg.Done()
 	gather := time.NewTimer(auditGather)
 	gather.Stop()
-	retry := time.Duration(0)
-	closed, tries := false, 0
+	var (
+		batch, spare []audit.Event // batch: taken, not yet written
+		retry        time.Duration
+		tries        int
+	)
 	for {
 		if len(batch) == 0 {
-			if closed {
-				return
+			select {
+			case <-a.wake:
+			case <-a.closing:
 			}
-			ev, ok := <-a.ch
-			if !ok {
-				return
-			}
-			batch = append(batch, ev)
-			if len(a.ch) < maxAuditBatch-1 { // else a whole batch is ready
+			if a.queued() < maxAuditBatch {
 				gather.Reset(auditGather)
 				select {
 				case <-gather.C:
@@ -132,8 +145,8 @@ func (a *auditSink) run() {
 				gather.Stop()
 			}
 		} else {
-			// The last append failed: wait, then write the same batch
-			// with what is queued behind it.
+			// The last append failed: wait, then write the same events
+			// with what is queued behind them.
 			gather.Reset(retry)
 			select {
 			case <-gather.C:
@@ -141,70 +154,109 @@ func (a *auditSink) run() {
 			}
 			gather.Stop()
 		}
-	take:
-		for len(batch) < maxAuditBatch && !closed {
-			select {
-			case ev, ok := <-a.ch:
-				if !ok {
-					closed = true
-					break take
-				}
-				batch = append(batch, ev)
-			default:
-				break take
+		a.mu.Lock()
+		if len(batch) == 0 {
+			batch, a.queue = a.queue, spare[:0]
+			a.writing.Store(a.queuedSince.Swap(0))
+		} else {
+			batch = append(batch, a.queue...)
+			clear(a.queue)
+			a.queue = a.queue[:0]
+			if a.writing.Load() == 0 {
+				a.writing.Store(a.queuedSince.Load())
+			}
+			a.queuedSince.Store(0)
+		}
+		a.held = len(batch)
+		closed := a.closed
+		a.mu.Unlock()
+		written := 0
+		var err error
+		for written < len(batch) {
+			n := min(len(batch)-written, maxAuditBatch)
+			if err = a.lg.AppendAll(batch[written : written+n]); err != nil {
+				break
+			}
+			written += n
+			if a.export != nil {
+				a.export.Kick()
 			}
 		}
-		a.writing.Store(time.Now().UnixNano())
-		err := a.lg.AppendAll(batch)
-		a.writing.Store(0)
 		if err != nil {
 			if retry == 0 {
-				a.log.Error("audit log: events not written; trying again", "count", len(batch), "err", err)
+				a.log.Error("audit log: events not written; trying again", "count", len(batch)-written, "err", err)
 			}
 			a.broken.Store(true)
 			retry = min(max(2*retry, auditRetryMin), auditRetryMax)
-			if isClosing(a.closing) {
+			rest := copy(batch, batch[written:])
+			clear(batch[rest:])
+			batch = batch[:rest]
+			if closed {
 				if tries++; tries >= auditCloseTries {
 					a.dropped.Add(int64(len(batch)))
 					a.log.Error("audit log: events given up at exit", "count", len(batch))
+					clear(batch)
 					batch = batch[:0]
 				}
 			}
-			continue
+		} else {
+			if retry != 0 {
+				a.log.Info("audit log: written again")
+			}
+			retry, tries = 0, 0
+			if written > 0 {
+				a.broken.Store(false)
+			}
+			clear(batch) // no event's strings kept alive by a spare buffer
+			batch = batch[:0]
 		}
-		if retry != 0 {
-			a.log.Info("audit log: written again")
+		a.mu.Lock()
+		a.held = len(batch)
+		if len(batch) == 0 {
+			a.writing.Store(0)
 		}
-		retry, tries = 0, 0
-		batch = batch[:0]
-		a.broken.Store(false)
-		if a.export != nil {
-			a.export.Kick()
+		a.mu.Unlock()
+		spare = batch[:0]
+		if cap(spare) > 4*maxAuditBatch {
+			spare = nil // a burst's buffer is not kept for a quiet session
+		}
+		if len(batch) == 0 {
+			batch = nil
+			if closed && a.queued() == 0 {
+				return
+			}
 		}
 	}
 }
 
-func isClosing(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
+// queued is how many events wait to be written.
+func (a *auditSink) queued() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.queue)
 }
 
-// auditStall is how long an append may take before audit.required
-// counts the log as failing: far longer than an append to files or to a
-// healthy database takes even on a loaded machine (a spurious refusal
-// would be a call refused for nothing), far shorter than the database's
-// own timeout (10 s of unaudited calls).
-const auditStall = 500 * time.Millisecond
+// auditStall is how long an event may wait to be written, besides the
+// time its batch gathers, before audit.required counts the log as failing:
+// far longer than an append to files or to a healthy database takes even
+// on a loaded machine (a spurious refusal would be a call refused for
+// nothing: 500 ms was seen to pass under a load average of 18 on two
+// cores), far shorter than the database's own timeout (10 s of unaudited
+// calls).
+const auditStall = 2 * time.Second
 
-// stalled reports whether the append in progress has taken longer than
-// auditStall.
+// stalled reports whether an event has waited to be written for longer
+// than auditGather and auditStall: the clock starts when the event is
+// queued, not when its append starts, so a writer that is slow to run
+// counts as well as an append that hangs.
 func (a *auditSink) stalled() bool {
-	t := a.writing.Load()
-	return t != 0 && time.Since(time.Unix(0, t)) > auditStall
+	now := time.Now()
+	for _, t := range [2]int64{a.writing.Load(), a.queuedSince.Load()} {
+		if t != 0 && now.Sub(time.Unix(0, t)) > auditGather+auditStall {
+			return true
+		}
+	}
+	return false
 }
 
 // record queues one event.
@@ -213,19 +265,37 @@ func (a *auditSink) record(ev audit.Event) {
 	if a.subject != "" {
 		ev.Subject, ev.Issuer, ev.Client, ev.JTI = a.subject, a.issuer, a.client, a.jti
 	}
-	select {
-	case a.ch <- ev:
-		if len(a.ch) > cap(a.ch)/2 {
-			select {
-			case a.full <- struct{}{}:
-			default:
-			}
+	a.mu.Lock()
+	n := len(a.queue)
+	ok := n+a.held < auditQueue && !a.closed
+	if ok {
+		if n == 0 {
+			a.queuedSince.Store(time.Now().UnixNano())
 		}
-	default:
+		a.queue = append(a.queue, ev)
+		n++
+	}
+	a.mu.Unlock()
+	if !ok {
 		a.broken.Store(true)
 		if a.dropped.Add(1) == 1 {
 			a.log.Error("audit log: events are arriving faster than they can be written; dropping")
 		}
+		return
+	}
+	if n == 1 {
+		poke(a.wake)
+	}
+	if n > auditQueue/2 {
+		poke(a.full)
+	}
+}
+
+// poke wakes whoever waits on c without waiting itself.
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 
@@ -308,8 +378,10 @@ func (a *auditSink) close() error {
 	if a == nil {
 		return nil
 	}
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
 	close(a.closing)
-	close(a.ch)
 	a.wg.Wait()
 	if n := a.dropped.Load(); n > 0 {
 		a.log.Error("audit log: events dropped", "count", n)

@@ -119,7 +119,7 @@ func (g *hostGuard) observe(t *telemetry.Telemetry, s hostSpec, sink *auditSink)
 		return
 	}
 	if sink != nil {
-		remove := t.AuditQueue(func() int { return len(sink.ch) }, sink.dropped.Load)
+		remove := t.AuditQueue(sink.queued, sink.dropped.Load)
 		g.closers = append(g.closers, func() error { remove(); return nil })
 	}
 	ts := t.Session(s.id.ID, s.id.Label)

@@ -82,7 +82,8 @@ func sbom(release string, binaries map[string]string, mtime time.Time) ([]byte, 
 		mainPath, goVersion = bi.Main.Path, bi.GoVersion
 		for _, d := range bi.Deps {
 			m := d
-			if d.Replace != nil {
+			local := d.Replace != nil && d.Replace.Version == "(devel)"
+			if d.Replace != nil && !local {
 				m = d.Replace
 			}
 			ref := goPURL(m.Path, m.Version)
@@ -92,7 +93,13 @@ func sbom(release string, binaries map[string]string, mtime time.Time) ([]byte, 
 				if m.Sum != "" {
 					c.Properties = append(c.Properties, property{"go:sum", m.Sum})
 				}
-				if d.Replace != nil {
+				switch {
+				case local:
+					// A module patched in this repository (third_party/):
+					// the upstream release it was taken from, and where the
+					// patched copy lives.
+					c.Properties = append(c.Properties, property{"go:replaced-by", d.Replace.Path})
+				case d.Replace != nil:
 					c.Properties = append(c.Properties, property{"go:replaces", d.Path + "@" + d.Version})
 				}
 			}
