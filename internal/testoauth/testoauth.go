@@ -190,6 +190,18 @@ func (s *Server) Mint(claims map[string]any) string {
 	return Sign(k, kid, claims)
 }
 
+// MintTyped signs claims with the current key under the JWS header typ
+// ("" for none): an OpenID Connect ID token ("JWT"), or an access token of
+// an identity provider that does not use RFC 9068's "at+jwt".
+func (s *Server) MintTyped(claims map[string]any, typ string) string {
+	k, kid := s.Key()
+	o := (&jose.SignerOptions{}).WithHeader("kid", kid)
+	if typ != "" {
+		o = o.WithType(jose.ContentType(typ))
+	}
+	return sign(jose.SigningKey{Algorithm: jose.ES256, Key: k}, o, claims)
+}
+
 // Unsigned builds an "alg": "none" token, which no library signs.
 func Unsigned(claims map[string]any) string {
 	h, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT"})
