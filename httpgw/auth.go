@@ -114,7 +114,17 @@ func (gw *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*http.R
 	if rt == nil {
 		return r, true // the route lookup refuses it, with no hint of what exists
 	}
-	id, f := v.Authenticate(r.Context(), r.Header, rt.name)
+	ctx := r.Context()
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		ctx = oauth.WithPeer(ctx, ap.Addr()) // introspection budgets unknown tokens by it
+	}
+	id, f := v.Authenticate(ctx, r.Header, rt.name)
+	if f != nil && f.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "2")
+		gw.writeRefusal(w, r, rt.name, refuse(f.Status, ReasonBusy, "too many unknown access tokens to check; try again later"))
+		gw.log.Info("access token not checked", "route", rt.name, "reason", f.Reason)
+		return r, false
+	}
 	if f != nil {
 		w.Header().Set("WWW-Authenticate", v.Config().Challenge(rt.name, f))
 		reason, msg := ReasonAuth, "a valid access token for this route is required (see its protected resource metadata)"

@@ -65,6 +65,26 @@ type Server struct {
 	// Introspections counts the introspection requests.
 	opaque         map[string]map[string]any
 	Introspections int
+	// stall, when set, holds every introspection answer until it closes.
+	stall chan struct{}
+}
+
+// StallIntrospection holds introspection answers until release is called:
+// a slow or overloaded issuer.
+func (s *Server) StallIntrospection() (release func()) {
+	c := make(chan struct{})
+	s.mu.Lock()
+	s.stall = c
+	s.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(c) }) }
+}
+
+// IntrospectionCount is Introspections, read under the server's lock.
+func (s *Server) IntrospectionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Introspections
 }
 
 // The resource server's credentials at the introspection endpoint.
@@ -406,7 +426,11 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.Introspections++
 	c, found := s.opaque[r.PostForm.Get("token")]
+	stall := s.stall
 	s.mu.Unlock()
+	if stall != nil {
+		<-stall
+	}
 	if !found {
 		writeJSON(w, http.StatusOK, map[string]any{"active": false})
 		return
