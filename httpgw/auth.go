@@ -37,6 +37,9 @@ const (
 	ReasonAuth  = "unauthorized" // no or an invalid access token (401)
 	ReasonScope = "insufficient-scope"
 	ReasonProxy = "proxy" // --insecure-behind-proxy and a peer not in the trusted list
+	// ReasonExpired ends a stream (or a request still waiting) whose
+	// caller's access token expired meanwhile.
+	ReasonExpired = "token-expired"
 )
 
 // IdentityPolicy decides, per caller, what the team gateway lists and

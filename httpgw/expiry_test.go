@@ -1,0 +1,99 @@
+package httpgw
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpseal/mcpseal/internal/testoauth"
+)
+
+// almostExpired mints alice's token for the docs route that the verifier
+// (30 s leeway) still accepts for one to two seconds.
+func (w *teamWorld) almostExpired() string {
+	c := w.as.Claims(testoauth.User{Subject: "alice", Groups: []string{"eng"}, Scopes: []string{"mcp:tools"}}, "alice-app", w.url+"/docs")
+	c["exp"] = time.Now().Add(-28 * time.Second).Unix()
+	return w.as.Mint(c)
+}
+
+// TestLongCallStreamOutlivesTheTokenExpiry: a caller whose token is about
+// to expire starts a call that runs for 3 s; the answer, or anything the
+// server sends meanwhile, must not reach it after the token is no longer
+// valid.
+func TestLongCallStreamOutlivesTheTokenExpiry(t *testing.T) {
+	t.Parallel()
+	up := newSlowUpstream(t)
+	w := newTeamWorld(t, func(c *Config) {
+		port := up.srv.URL[strings.LastIndexByte(up.srv.URL, ':')+1:]
+		rs, err := ParseRoutes(fmt.Appendf(nil, `{"routes":{"docs":{"url":"https://mcp.example.com:%s/mcp","private":true,"name":"docs"}}}`, port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Routes = rs
+		pool := x509.NewCertPool()
+		pool.AddCert(up.srv.Certificate())
+		c.RootCAs = pool
+		c.Identities = restrictMutate{}
+	})
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	r, _ := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+w.almostExpired())
+	r.Header.Set(versionHeader, "2026-07-28")
+	r.Header.Set("Mcp-Method", "tools/call")
+	r.Header.Set("Mcp-Name", "slow")
+	start := time.Now()
+	resp, err := w.httpClient().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	select {
+	case <-up.started:
+	default:
+		t.Fatalf("the call never reached the upstream: %.300s", b)
+	}
+	if el := time.Since(start); el >= 2900*time.Millisecond || !strings.Contains(string(b), `"token-expired"`) || strings.Contains(string(b), "done") {
+		t.Fatalf("after %v the caller got %.300s; want the stream ended with token-expired when the token expired", el, b)
+	}
+}
+
+// TestGETStreamOutlivesTheTokenExpiry: a legacy session's GET stream,
+// opened with a token about to expire, is held open by keep-alives for as
+// long as the client likes; it must end when the token does.
+func TestGETStreamOutlivesTheTokenExpiry(t *testing.T) {
+	t.Parallel()
+	w := newTeamWorld(t)
+	tok := w.almostExpired()
+	resp, b := w.post(t, tok, "", initBody)
+	sid := resp.Header.Get(sessionHeader)
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %.200s", resp.StatusCode, b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, w.url+"/docs", nil)
+	r.Header.Set("Accept", "text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+tok)
+	r.Header.Set(sessionHeader, sid)
+	start := time.Now()
+	g, err := w.httpClient().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Body.Close()
+	if g.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", g.StatusCode)
+	}
+	_, err = io.Copy(io.Discard, g.Body)
+	if el := time.Since(start); err != nil || el > 4*time.Second {
+		t.Fatalf("the GET stream ran %v (%v); want it ended within about 2 s, when the token expired", el, err)
+	}
+}
