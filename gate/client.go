@@ -153,7 +153,7 @@ func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
 		// A modern client may skip server/discover: hold its request and
 		// verify the profile it names first.
 		s.enqueue(m, frame)
-		s.startRound(&round{profile: meta.profile(), modern: true, meta: meta, needDiscover: true})
+		s.startRound(&round{profile: meta.profile(), modern: true, meta: meta, needDiscover: true, cause: jsonrpc.IDKey(m.ID)})
 	default:
 		s.enqueue(m, frame)
 	}
@@ -223,7 +223,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 				return
 			}
 			s.enqueue(m, frame)
-			s.startRound(&round{profile: profile, modern: true, meta: meta, needDiscover: true})
+			s.startRound(&round{profile: profile, modern: true, meta: meta, needDiscover: true, cause: jsonrpc.IDKey(m.ID)})
 			return
 		}
 	}
@@ -257,17 +257,22 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			return
 		}
 		def, ok := s.verified[profile].Lookup(contract.Tools, name)
+		hidden := ok && s.cfg.Hidden != nil && s.cfg.Hidden(jsonrpc.IDKey(m.ID), name)
 		switch {
+		case hidden:
+			// Not in this caller's view of the contract: answered, to the
+			// byte, as a tool that is not there (the case below), under
+			// every posture.
+			s.log.Info("call to a tool hidden from its caller refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
+			s.refuseUnknownTool(m.ID, name)
+			return
 		case !ok && s.cfg.Posture == pin.Monitor:
 			// Monitor reports what guard would refuse and forwards it; the
 			// host's call decisions need a verified definition to judge.
 			s.log.Warn("call to a tool outside the verified contract (monitor posture: forwarded)", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
 		case !ok:
 			s.log.Warn("call to a tool outside the verified contract refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
-			d := s.errorData(ReasonUnknownTool)
-			d.Tool = contract.SafeName(name)
-			s.event(Event{Op: "call", Outcome: "refused", Code: ReasonUnknownTool, Kind: contract.Tools, Name: d.Tool})
-			s.toClient(jsonrpc.NewError(m.ID, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
+			s.refuseUnknownTool(m.ID, name)
 			return
 		default:
 			// The host's decisions (policy, schemas, confirmation) apply
@@ -282,6 +287,15 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		}
 	}
 	s.forwardRequest(m, frame, p)
+}
+
+// refuseUnknownTool answers a tools/call of a tool that is not in the
+// verified contract (or, the same to its caller, hidden from it).
+func (s *Session) refuseUnknownTool(id []byte, name string) {
+	d := s.errorData(ReasonUnknownTool)
+	d.Tool = contract.SafeName(name)
+	s.event(Event{Op: "call", Outcome: "refused", Code: ReasonUnknownTool, Kind: contract.Tools, Name: d.Tool, Request: jsonrpc.IDKey(id)})
+	s.toClient(jsonrpc.NewError(id, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
 }
 
 // admitRequest refuses a request the gate cannot track: an id already in

@@ -175,6 +175,17 @@ type Config struct {
 	// initialize opens this one. A legacy session then reports the
 	// fallback to the pin store, as if the probe had come through it.
 	DiscoverRefused bool
+	// CallerOf, when set, names the authenticated caller of a client
+	// request (by its id key, jsonrpc.IDKey), for a transport that serves
+	// several callers in one session (the HTTP gateway's 2026-07-28
+	// session): every event about that request carries it (Event.Caller).
+	CallerOf func(request string) *Caller
+	// Hidden, when set, reports whether the caller of a client request
+	// may not see tool (host policy per caller). A tools/call of a hidden
+	// tool is answered exactly as a call of a tool the verified contract
+	// does not have, under every posture, so that the caller cannot tell
+	// the two apart.
+	Hidden func(request, tool string) bool
 }
 
 type phase int
@@ -191,6 +202,10 @@ const (
 type Session struct {
 	cfg Config
 	log *slog.Logger
+	// about is the id key of the client request the current step acts
+	// for, when an event site cannot name it (a drift found in a listing
+	// that request asked for).
+	about string
 
 	phase   phase
 	closure *closure

@@ -239,7 +239,7 @@ func TestTwoUsersSeeAndCallDifferentTools(t *testing.T) {
 		if got, err := tools(t, bob); err != nil || !slices.Equal(got, []string{"echo"}) {
 			t.Fatalf("%q bob sees %v (%v)", version, got, err)
 		}
-		if _, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "mutate", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "no such tool") {
+		if _, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "mutate", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "is not in the verified contract") {
 			t.Fatalf("%q bob called mutate: %v", version, err)
 		}
 		if _, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {

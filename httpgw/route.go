@@ -116,9 +116,9 @@ func (rt *route) guard(who *oauth.Identity) (Guard, error) {
 	return rt.gw.cfg.Guard(rt.name, rt.id, rt.spec)
 }
 
-// newGate is the gate of one session, configured as `mcpseal run`
-// configures it.
-func (rt *route) newGate(gd Guard) *gate.Session {
+// newGate is the gate of session s, configured as `mcpseal run`
+// configures it, plus the team gateway's per-caller decisions.
+func (rt *route) newGate(gd Guard, s *session) *gate.Session {
 	gw := rt.gw
 	pins := gw.cfg.Pins
 	if gd.Pins != nil {
@@ -142,6 +142,9 @@ func (rt *route) newGate(gd Guard) *gate.Session {
 		cfg.OnVerified = func(profile string, o pin.Outcome, c *contract.Contract) {
 			gw.cfg.OnVerified(rt.name, rt.id, profile, o, c)
 		}
+	}
+	if gw.cfg.Auth != nil {
+		cfg.CallerOf, cfg.Hidden = s.callerOf, s.hidden
 	}
 	g := gate.New(cfg)
 	if gd.Refusal != nil {

@@ -31,8 +31,9 @@ const (
 // or the route's shared modern session.
 type session struct {
 	rt     *route
-	id     string // the legacy Mcp-Session-Id; "" for the modern session
-	owner  string // the identity key that opened a legacy session (auth.go)
+	id     string          // the legacy Mcp-Session-Id; "" for the modern session
+	owner  string          // the identity key that opened a legacy session (auth.go)
+	who    *oauth.Identity // the identity that opened a legacy session; nil for the modern one
 	modern bool
 	srv    stdio.Server
 	in     *outbox
@@ -73,10 +74,9 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity) (*sessio
 		return nil, err
 	}
 	s := &session{
-		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(),
+		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(), who: who,
 		log:      rt.gw.log.With("route", rt.name),
 		exited:   make(chan struct{}),
-		g:        rt.newGate(gd),
 		waiting:  make(map[string]*exchange),
 		restore:  make(map[string][]byte),
 		tokens:   make(map[string]*exchange),
@@ -84,6 +84,7 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity) (*sessio
 		detached: make(map[string]*exchange),
 		lastUsed: time.Now(),
 	}
+	s.g = rt.newGate(gd, s)
 	// Slow decisions (preflight providers) run off the lock and come back
 	// through step like any message.
 	s.g.SetDispatch(func(work func() gate.Verdict, resume func(gate.Verdict) []gate.Out) {
