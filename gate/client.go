@@ -217,15 +217,18 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			s.refuseUnreadable(m.ID) // no initialize in a 2026-07-28 session
 			return
 		}
+		s.useSeq++
 		if s.verified[profile] == nil {
-			if len(s.verified) >= s.cfg.Limits.MaxProfiles {
+			if len(s.verified) >= s.cfg.Limits.MaxProfiles && !s.evictIdleProfile() {
 				s.refuse(m.ID, ReasonQueueFull, "mcpseal: too many client profiles in one session; not forwarded")
 				return
 			}
+			s.lastUse[profile] = s.useSeq
 			s.enqueue(m, frame)
 			s.startRound(&round{profile: profile, modern: true, meta: meta, needDiscover: true, cause: jsonrpc.IDKey(m.ID)})
 			return
 		}
+		s.lastUse[profile] = s.useSeq
 	}
 	p := &pendingRequest{method: m.Method, profile: profile}
 	if kind, ok := contract.KindForListMethod(m.Method); ok {
@@ -287,6 +290,40 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		}
 	}
 	s.forwardRequest(m, frame, p)
+}
+
+// evictIdleProfile forgets the verified profile least recently used that
+// no request in flight (or round) uses, when Config.EvictIdleProfiles
+// allows it; it reports whether one went.
+func (s *Session) evictIdleProfile() bool {
+	if !s.cfg.EvictIdleProfiles {
+		return false
+	}
+	busy := make(map[string]bool, len(s.pending)+1)
+	for _, p := range s.pending {
+		busy[p.profile] = true
+	}
+	if s.round != nil {
+		busy[s.round.profile] = true
+	}
+	victim, at := "", uint64(0)
+	for _, prof := range sortedKeys(s.verified) {
+		if u := s.lastUse[prof]; !busy[prof] && (victim == "" || u < at) {
+			victim, at = prof, u
+		}
+	}
+	if victim == "" {
+		return false
+	}
+	delete(s.verified, victim)
+	delete(s.caps, victim)
+	delete(s.obs, victim)
+	delete(s.lastUse, victim)
+	if s.pages != nil && s.pages.profile == victim {
+		s.pages = nil
+	}
+	s.log.Info("least recently used client profile forgotten to make room for a new one", "server", s.cfg.Identity.ID)
+	return true
 }
 
 // refuseUnknownTool answers a tools/call of a tool that is not in the

@@ -186,6 +186,14 @@ type Config struct {
 	// does not have, under every posture, so that the caller cannot tell
 	// the two apart.
 	Hidden func(request, tool string) bool
+	// EvictIdleProfiles lets a 2026-07-28 session that holds
+	// Limits.MaxProfiles verified profiles make room for a new one by
+	// forgetting the least recently used profile with no request in
+	// flight (it is verified again, against the pin, when it comes back).
+	// For a session several callers share (the HTTP gateway's), so that
+	// the profiles some callers declared cannot lock every other caller's
+	// new profile out. Without it the new profile is refused.
+	EvictIdleProfiles bool
 }
 
 type phase int
@@ -251,6 +259,10 @@ type Session struct {
 	// session last verified against it.
 	generation uint64
 
+	// lastUse orders the verified profiles by their last request
+	// (useSeq counts requests), for EvictIdleProfiles.
+	lastUse map[string]uint64
+	useSeq  uint64
 	// caps are the client's capability names per profile.
 	caps map[string][]string
 	// obs is what each verified or verifying profile was observed as.
@@ -294,6 +306,7 @@ func New(cfg Config) *Session {
 		verified:        make(map[string]*contract.Contract),
 		seqs:            newSequences(),
 		caps:            make(map[string][]string),
+		lastUse:         make(map[string]uint64),
 		obs:             make(map[string]pin.Observation),
 		metaCache:       make(metaCache),
 		asks:            make(map[string]string),

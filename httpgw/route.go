@@ -146,6 +146,8 @@ func (rt *route) newGate(gd Guard, s *session) *gate.Session {
 	if gw.cfg.Auth != nil {
 		cfg.CallerOf, cfg.Hidden = s.callerOf, s.hidden
 	}
+	// The shared session's profiles come from every caller (profiles.go).
+	cfg.EvictIdleProfiles = s.modern
 	g := gate.New(cfg)
 	if gd.Refusal != nil {
 		g.Refuse(*gd.Refusal)
