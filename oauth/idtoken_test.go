@@ -2,9 +2,12 @@ package oauth_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpseal/mcpseal/internal/testoauth"
 	"github.com/mcpseal/mcpseal/oauth"
@@ -93,4 +96,48 @@ func TestAccessTokenTypesAreAccepted(t *testing.T) {
 			t.Errorf("require_at_jwt, typ %q: got %v, want accepted=%v", tc.typ, f, tc.strictOK)
 		}
 	}
+}
+
+// FuzzAccessTokenType: any claims under any typ, signed by the trusted
+// issuer. Verify must not panic, and a token it accepts that is not typed
+// at+jwt carries none of the ID-token-only claims.
+func FuzzAccessTokenType(f *testing.F) {
+	as := testoauth.New()
+	defer as.Close()
+	c, err := oauth.ParseConfig("auth.json", []byte(fmt.Sprintf(`{"version": 1, "resource": %q, "issuers": [{"issuer": %q, "audiences": ["web-app"]}]}`, resource, as.Issuer)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	v, err := oauth.NewVerifier(context.Background(), c, oauth.Options{Client: as.Client()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	base := fmt.Sprintf(`{"iss":%q,"sub":"alice","exp":%d,`, as.Issuer, time.Now().Add(time.Hour).Unix())
+	for _, s := range []struct{ claims, typ string }{
+		{`"aud":"web-app","azp":"web-app"}`, "JWT"},
+		{`"aud":"web-app","nonce":"n"}`, ""},
+		{`"aud":"` + resource + `/mem","azp":"c"}`, "at+jwt"},
+		{`"aud":["web-app","x"],"client_id":"x"}`, "application/jwt"},
+		{`"aud":"web-app","at_hash":1}`, "id_token+jwt"},
+	} {
+		f.Add(s.claims, s.typ)
+	}
+	f.Fuzz(func(t *testing.T, claims, typ string) {
+		var m map[string]any
+		if json.Unmarshal([]byte(base+claims), &m) != nil {
+			return
+		}
+		id, fail := v.Verify(context.Background(), as.MintTyped(m, typ), resource+"/mem")
+		if fail != nil || id == nil {
+			return
+		}
+		if t := strings.ToLower(typ); t == "at+jwt" || t == "application/at+jwt" {
+			return
+		}
+		for _, k := range []string{"nonce", "at_hash", "c_hash", "s_hash"} {
+			if _, ok := m[k]; ok {
+				t.Fatalf("a token typed %q with %s was accepted", typ, k)
+			}
+		}
+	})
 }
