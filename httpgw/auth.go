@@ -325,7 +325,7 @@ func (s *session) callerOf(request string) *gate.Caller {
 	if ex := s.waiting[request]; ex != nil && ex.audited != nil {
 		return ex.audited
 	}
-	return nil
+	return s.orphans[request]
 }
 
 // hidden is gate.Config.Hidden: whether the caller of request may not see

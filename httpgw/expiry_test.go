@@ -7,10 +7,13 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/internal/testoauth"
+	"github.com/mcpseal/mcpseal/pin"
 )
 
 // almostExpired mints alice's token for the docs route that the verifier
@@ -95,5 +98,70 @@ func TestGETStreamOutlivesTheTokenExpiry(t *testing.T) {
 	_, err = io.Copy(io.Discard, g.Body)
 	if el := time.Since(start); err != nil || el > 4*time.Second {
 		t.Fatalf("the GET stream ran %v (%v); want it ended within about 2 s, when the token expired", el, err)
+	}
+}
+
+// TestLateResultOfAnAbandonedCallWithoutItsCaller: alice's client goes
+// away while her call runs in the shared session; the gate's event of the
+// result that comes later must still name her.
+func TestLateResultOfAnAbandonedCallWithoutItsCaller(t *testing.T) {
+	t.Parallel()
+	up := newSlowUpstream(t)
+	var mu sync.Mutex
+	var results []gate.Event
+	w := newTeamWorld(t, func(c *Config) {
+		port := up.srv.URL[strings.LastIndexByte(up.srv.URL, ':')+1:]
+		rs, err := ParseRoutes(fmt.Appendf(nil, `{"routes":{"docs":{"url":"https://mcp.example.com:%s/mcp","private":true,"name":"docs"}}}`, port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Routes = rs
+		pool := x509.NewCertPool()
+		pool.AddCert(up.srv.Certificate())
+		c.RootCAs = pool
+		c.Identities = restrictMutate{}
+		c.Guard = func(string, pin.Identity, *Route) (Guard, error) {
+			return Guard{Hooks: gate.Hooks{
+				Result: func(gate.CallInfo, []byte) gate.Verdict { return gate.Verdict{Kind: gate.Allow} },
+				Event: func(e gate.Event) {
+					if e.Op == "result" {
+						mu.Lock()
+						results = append(results, e)
+						mu.Unlock()
+					}
+				},
+			}}, nil
+		}
+	})
+	alice := w.token(t, "alice-app")
+	ctx, cancel := context.WithCancel(context.Background())
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.url+"/docs", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+alice)
+	r.Header.Set(versionHeader, "2026-07-28")
+	r.Header.Set("Mcp-Method", "tools/call")
+	r.Header.Set("Mcp-Name", "slow")
+	go func() {
+		<-up.started
+		cancel() // the client goes away while the call runs
+	}()
+	if resp, err := w.httpClient().Do(r); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		n := len(results)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(results) != 1 || results[0].Caller == nil || results[0].Caller.Subject != "alice" {
+		t.Fatalf("the late result's events: %+v; want one naming alice", results)
 	}
 }

@@ -25,6 +25,10 @@ const (
 	maxStderr = 64 << 20
 	// maxDetached bounds the streams of one session waiting to be resumed.
 	maxDetached = 16
+	// maxOrphans bounds the callers remembered for requests whose client
+	// went away before the answer (see session.orphans); past it a late
+	// answer's events name no caller.
+	maxOrphans = 1024
 )
 
 // session is one gate.Session with its server: a legacy client session,
@@ -49,6 +53,10 @@ type session struct {
 	streams  []*exchange          // open POST event streams, oldest first
 	get      *exchange            // the GET stream
 	detached map[string]*exchange // legacy POST streams whose client went away, by stream id
+	// orphans: modern requests whose client went away, by gateway id key,
+	// with their caller, until their answer: the gate's events of a late
+	// answer still name the caller (callerOf).
+	orphans map[string]*gate.Caller
 	backlog  [][]byte
 	backlogN int
 	next     uint64
@@ -82,6 +90,7 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity) (*sessio
 		tokens:   make(map[string]*exchange),
 		untoken:  make(map[string][]byte),
 		detached: make(map[string]*exchange),
+		orphans:  make(map[string]*gate.Caller),
 		lastUsed: time.Now(),
 	}
 	s.g = rt.newGate(gd, s)
@@ -294,6 +303,7 @@ func (s *session) toClient(frame []byte, origin *exchange) {
 			ex = origin
 		}
 		if ex == nil {
+			delete(s.orphans, key)
 			s.log.Debug("answer for a request nobody waits for dropped")
 			return
 		}
