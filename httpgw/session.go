@@ -56,7 +56,7 @@ type session struct {
 	// orphans: modern requests whose client went away, by gateway id key,
 	// with their caller, until their answer: the gate's events of a late
 	// answer still name the caller (callerOf).
-	orphans map[string]*gate.Caller
+	orphans  map[string]*gate.Caller
 	backlog  [][]byte
 	backlogN int
 	next     uint64
