@@ -2,8 +2,6 @@ package httpgw
 
 import (
 	"context"
-	"crypto/x509"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -15,6 +13,9 @@ import (
 	"github.com/mcpseal/mcpseal/internal/testoauth"
 	"github.com/mcpseal/mcpseal/pin"
 )
+
+// slowCall is a 2026-07-28 call of the slow upstream's tool.
+const slowCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 
 // almostExpired mints alice's token for the docs route that the verifier
 // (30 s leeway) still accepts for one to two seconds.
@@ -31,33 +32,12 @@ func (w *teamWorld) almostExpired() string {
 func TestLongCallStreamOutlivesTheTokenExpiry(t *testing.T) {
 	t.Parallel()
 	up := newSlowUpstream(t)
-	w := newTeamWorld(t, func(c *Config) {
-		port := up.srv.URL[strings.LastIndexByte(up.srv.URL, ':')+1:]
-		rs, err := ParseRoutes(fmt.Appendf(nil, `{"routes":{"docs":{"url":"https://mcp.example.com:%s/mcp","private":true,"name":"docs"}}}`, port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Routes = rs
-		pool := x509.NewCertPool()
-		pool.AddCert(up.srv.Certificate())
-		c.RootCAs = pool
-		c.Identities = restrictMutate{}
-	})
-	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	r, _ := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+w.almostExpired())
-	r.Header.Set(versionHeader, "2026-07-28")
-	r.Header.Set("Mcp-Method", "tools/call")
-	r.Header.Set("Mcp-Name", "slow")
+	w := newTeamWorld(t, routedTo(t, up.route(), up.srv.Certificate(), restrictMutate{}))
 	start := time.Now()
-	resp, err := w.httpClient().Do(r)
+	_, b, err := w.modern(t, context.Background(), w.almostExpired(), "tools/call", "slow", slowCall)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	select {
 	case <-up.started:
 	default:
@@ -109,17 +89,7 @@ func TestLateResultOfAnAbandonedCallWithoutItsCaller(t *testing.T) {
 	up := newSlowUpstream(t)
 	var mu sync.Mutex
 	var results []gate.Event
-	w := newTeamWorld(t, func(c *Config) {
-		port := up.srv.URL[strings.LastIndexByte(up.srv.URL, ':')+1:]
-		rs, err := ParseRoutes(fmt.Appendf(nil, `{"routes":{"docs":{"url":"https://mcp.example.com:%s/mcp","private":true,"name":"docs"}}}`, port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Routes = rs
-		pool := x509.NewCertPool()
-		pool.AddCert(up.srv.Certificate())
-		c.RootCAs = pool
-		c.Identities = restrictMutate{}
+	w := newTeamWorld(t, routedTo(t, up.route(), up.srv.Certificate(), restrictMutate{}), func(c *Config) {
 		c.Guard = func(string, pin.Identity, *Route) (Guard, error) {
 			return Guard{Hooks: gate.Hooks{
 				Result: func(gate.CallInfo, []byte) gate.Verdict { return gate.Verdict{Kind: gate.Allow} },
@@ -135,22 +105,11 @@ func TestLateResultOfAnAbandonedCallWithoutItsCaller(t *testing.T) {
 	})
 	alice := w.token(t, "alice-app")
 	ctx, cancel := context.WithCancel(context.Background())
-	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.url+"/docs", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Authorization", "Bearer "+alice)
-	r.Header.Set(versionHeader, "2026-07-28")
-	r.Header.Set("Mcp-Method", "tools/call")
-	r.Header.Set("Mcp-Name", "slow")
 	go func() {
 		<-up.started
 		cancel() // the client goes away while the call runs
 	}()
-	if resp, err := w.httpClient().Do(r); err == nil {
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
+	w.modern(t, ctx, alice, "tools/call", "slow", slowCall)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		mu.Lock()
 		n := len(results)

@@ -2,10 +2,8 @@ package httpgw
 
 import (
 	"bytes"
-	"crypto/x509"
+	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,19 +20,9 @@ var streamIDs = regexp.MustCompile(`id: s[0-9]+`)
 func TestHiddenToolIsToldApartFromAMissingOne(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, true)
-	w := newTeamWorld(t, func(c *Config) {
-		rs, err := ParseRoutes([]byte(up.urlRoute("")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Routes = rs
-		pool := x509.NewCertPool()
-		pool.AddCert(up.srv.Certificate())
-		c.RootCAs = pool
-		// The policy file's usual shape: mutate restricted to eng, every
-		// other name open, so a made-up name reaches the gate.
-		c.Identities = restrictMutate{}
-	})
+	// The policy file's usual shape: mutate restricted to eng, every other
+	// name open, so a made-up name reaches the gate.
+	w := newTeamWorld(t, routedTo(t, up.urlRoute(""), up.srv.Certificate(), restrictMutate{}))
 	bob := w.token(t, "bob-app")
 	call := func(id int, tool, meta string) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}%s}}`, id, tool, meta)
@@ -45,19 +33,10 @@ func TestHiddenToolIsToldApartFromAMissingOne(t *testing.T) {
 		body   string
 	}
 	modern := func(tool string) answer {
-		r, _ := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(call(5, tool, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`)))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+bob)
-		r.Header.Set(versionHeader, "2026-07-28")
-		r.Header.Set("Mcp-Method", "tools/call")
-		r.Header.Set("Mcp-Name", tool)
-		resp, err := w.httpClient().Do(r)
+		resp, b, err := w.modern(t, context.Background(), bob, "tools/call", tool, call(5, tool, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
 		return answer{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
 	}
 	resp, b := w.post(t, bob, "", initBody)

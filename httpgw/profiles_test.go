@@ -1,10 +1,8 @@
 package httpgw
 
 import (
-	"crypto/x509"
+	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -18,42 +16,25 @@ import (
 func TestFourCallersFillTheSharedSessionsProfiles(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, true)
-	w := newTeamWorld(t, func(c *Config) {
-		rs, err := ParseRoutes([]byte(up.urlRoute("")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Routes = rs
-		pool := x509.NewCertPool()
-		pool.AddCert(up.srv.Certificate())
-		c.RootCAs = pool
-	})
-	modern := func(token string, id int, caps string) string {
+	w := newTeamWorld(t, routedTo(t, up.urlRoute(""), up.srv.Certificate(), nil))
+	list := func(token string, id int, caps string) string {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, caps)
-		r, _ := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+token)
-		r.Header.Set(versionHeader, "2026-07-28")
-		r.Header.Set("Mcp-Method", "tools/list")
-		resp, err := w.httpClient().Do(r)
+		_, b, err := w.modern(t, context.Background(), token, "tools/list", "", body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
 	for m := range 4 {
 		tok := w.as.Mint(w.as.Claims(testoauth.User{Subject: fmt.Sprintf("mallory-%d", m), Scopes: []string{"mcp:tools"}}, "bob-app", w.url+"/docs"))
 		for i := range 4 {
-			if got := modern(tok, i+1, fmt.Sprintf(`{"x%d-%d":{}}`, m, i)); !strings.Contains(got, `"tools"`) {
+			if got := list(tok, i+1, fmt.Sprintf(`{"x%d-%d":{}}`, m, i)); !strings.Contains(got, `"tools"`) {
 				t.Fatalf("mallory-%d's profile %d: %.300s", m, i, got)
 			}
 		}
 	}
 	alice := w.token(t, "alice-app")
-	if got := modern(alice, 1, `{"roots":{}}`); !strings.Contains(got, `"tools"`) {
+	if got := list(alice, 1, `{"roots":{}}`); !strings.Contains(got, `"tools"`) {
 		t.Fatalf("after four callers' made-up profiles alice's 2026-07-28 listing is refused: %.300s", got)
 	}
 }

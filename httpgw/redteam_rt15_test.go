@@ -3,7 +3,6 @@ package httpgw
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -155,18 +154,7 @@ func newSlowUpstream(t *testing.T) *slowUpstream {
 func TestCancelOfAnotherCallersRequestInTheSharedSession(t *testing.T) {
 	t.Parallel()
 	up := newSlowUpstream(t)
-	w := newTeamWorld(t, func(c *Config) {
-		port := up.srv.URL[strings.LastIndexByte(up.srv.URL, ':')+1:]
-		rs, err := ParseRoutes(fmt.Appendf(nil, `{"routes":{"docs":{"url":"https://mcp.example.com:%s/mcp","private":true,"name":"docs"}}}`, port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Routes = rs
-		pool := x509.NewCertPool()
-		pool.AddCert(up.srv.Certificate())
-		c.RootCAs = pool
-		c.Identities = restrictMutate{}
-	})
+	w := newTeamWorld(t, routedTo(t, up.route(), up.srv.Certificate(), restrictMutate{}))
 	bob := w.token(t, "bob-app")
 	alice, err := w.connectAs("alice-app", "", nil)
 	if err != nil {
@@ -185,19 +173,9 @@ func TestCancelOfAnotherCallersRequestInTheSharedSession(t *testing.T) {
 	}
 	for id := 1; id <= 20; id++ {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, id)
-		r, _ := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+bob)
-		r.Header.Set(versionHeader, "2026-07-28")
-		r.Header.Set("Mcp-Method", "notifications/cancelled")
-		resp, err := w.httpClient().Do(r)
-		if err != nil {
+		if _, _, err := w.modern(t, context.Background(), bob, "notifications/cancelled", "", body); err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		_ = b
 	}
 	time.Sleep(300 * time.Millisecond)
 	up.mu.Lock()
@@ -222,30 +200,13 @@ func TestCancelOfAnotherCallersRequestInTheSharedSession(t *testing.T) {
 func TestOneCallerFillsTheSharedSessionsProfiles(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, true)
-	w := newTeamWorld(t, func(c *Config) {
-		rs, err := ParseRoutes([]byte(up.urlRoute("")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Routes = rs
-		pool := x509.NewCertPool()
-		pool.AddCert(up.srv.Certificate())
-		c.RootCAs = pool
-	})
+	w := newTeamWorld(t, routedTo(t, up.urlRoute(""), up.srv.Certificate(), nil))
 	modern := func(token string, id int, caps string) string {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, caps)
-		r, _ := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+token)
-		r.Header.Set(versionHeader, "2026-07-28")
-		r.Header.Set("Mcp-Method", "tools/list")
-		resp, err := w.httpClient().Do(r)
+		_, b, err := w.modern(t, context.Background(), token, "tools/list", "", body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
 	bob, alice := w.token(t, "bob-app"), w.token(t, "alice-app")

@@ -33,15 +33,7 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 			// The caller's access token is no longer valid: nothing more
 			// is written to it. The answer says why, so that the client
 			// can get a new token and retry.
-			s.abandon(ex)
-			gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: ReasonExpired, Method: r.Method})
-			f := expiredError(ex)
-			if !started {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write(f)
-				return
-			}
-			writeEvent(w, "", f)
+			gw.giveUp(w, r, s, ex, started, ReasonExpired, expiredError(ex))
 			return
 		case <-r.Context().Done():
 			if !started || !s.detach(ex) {
@@ -49,15 +41,7 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 			}
 			return
 		case <-timeout.C:
-			s.abandon(ex)
-			gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: ReasonTimeout, Method: r.Method})
-			f := timeoutError(ex)
-			if !started {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write(f)
-				return
-			}
-			writeEvent(w, "", f)
+			gw.giveUp(w, r, s, ex, started, ReasonTimeout, timeoutError(ex))
 			return
 		}
 		frames, final, result, ended, overflow := ex.take()
@@ -92,6 +76,19 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 			return
 		}
 	}
+}
+
+// giveUp ends an exchange before its answer, answering it with f (as
+// plain JSON, or as the last event of a stream already started).
+func (gw *Gateway) giveUp(w http.ResponseWriter, r *http.Request, s *session, ex *exchange, started bool, reason string, f []byte) {
+	s.abandon(ex)
+	gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: reason, Method: r.Method})
+	if !started {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(f)
+		return
+	}
+	writeEvent(w, "", f)
 }
 
 // resume continues a detached stream after the event lastID names:

@@ -16,9 +16,15 @@ import (
 // audienceVerifier trusts as with "web-app" as a configured audience: the
 // setting an ID token of the client "web-app" (whose aud is "web-app")
 // could ride on.
-func audienceVerifier(t *testing.T, as *testoauth.Server, requireATJWT bool) *oauth.Verifier {
+func audienceVerifier(t testing.TB, as *testoauth.Server, requireATJWT bool) *oauth.Verifier {
 	t.Helper()
-	c, err := oauth.ParseConfig("auth.json", []byte(fmt.Sprintf(`{"version": 1, "resource": %q, "issuers": [{"issuer": %q, "audiences": ["web-app"], "require_at_jwt": %v}]}`, resource, as.Issuer, requireATJWT)))
+	return verifierFrom(t, as, fmt.Sprintf(`{"version": 1, "resource": %q, "issuers": [{"issuer": %q, "audiences": ["web-app"], "require_at_jwt": %v}]}`, resource, as.Issuer, requireATJWT))
+}
+
+// verifierFrom is a verifier of the auth.json file, reaching as.
+func verifierFrom(t testing.TB, as *testoauth.Server, file string) *oauth.Verifier {
+	t.Helper()
+	c, err := oauth.ParseConfig("auth.json", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,14 +110,7 @@ func TestAccessTokenTypesAreAccepted(t *testing.T) {
 func FuzzAccessTokenType(f *testing.F) {
 	as := testoauth.New()
 	defer as.Close()
-	c, err := oauth.ParseConfig("auth.json", []byte(fmt.Sprintf(`{"version": 1, "resource": %q, "issuers": [{"issuer": %q, "audiences": ["web-app"]}]}`, resource, as.Issuer)))
-	if err != nil {
-		f.Fatal(err)
-	}
-	v, err := oauth.NewVerifier(context.Background(), c, oauth.Options{Client: as.Client()})
-	if err != nil {
-		f.Fatal(err)
-	}
+	v := audienceVerifier(f, as, false)
 	base := fmt.Sprintf(`{"iss":%q,"sub":"alice","exp":%d,`, as.Issuer, time.Now().Add(time.Hour).Unix())
 	for _, s := range []struct{ claims, typ string }{
 		{`"aud":"web-app","azp":"web-app"}`, "JWT"},

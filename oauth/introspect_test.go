@@ -22,16 +22,8 @@ func introspecting(t *testing.T, as *testoauth.Server) *oauth.Verifier {
 	if err := os.WriteFile(secret, []byte(testoauth.IntrospectSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := oauth.ParseConfig("auth.json", fmt.Appendf(nil, `{"version": 1, "resource": %q, "scopes": ["mcp:tools"],
+	return verifierFrom(t, as, fmt.Sprintf(`{"version": 1, "resource": %q, "scopes": ["mcp:tools"],
 	  "issuers": [{"issuer": %q, "introspection": {"client_id": %q, "secret_file": %q}}]}`, resource, as.Issuer, testoauth.IntrospectClient, secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := oauth.NewVerifier(context.Background(), c, oauth.Options{Client: as.Client()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 func TestOpaqueTokenIsIntrospectedAndCached(t *testing.T) {
