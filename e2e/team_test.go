@@ -216,25 +216,27 @@ type auditRow struct{ Op, Outcome, Tool, Code, Subject, Client, JTI string }
 // no other caller's.
 func (tm *team) waitAudited(t *testing.T, subject string, want func(auditRow) bool) {
 	t.Helper()
+	tm.waitCounted(t, subject, 1, want)
+}
+
+// auditTail is what `mcpseal audit tail --subject` shows of the last 200
+// events; it fails the test when it shows another caller's.
+func (tm *team) auditTail(t *testing.T, subject string) []auditRow {
+	t.Helper()
 	var tail struct{ Events []auditRow }
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		out, stderr, code := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", subject, "-n", "200")
-		if code != 0 {
-			t.Fatalf("audit tail: exit %d: %s", code, stderr)
-		}
-		if err := json.Unmarshal([]byte(out), &tail); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range tail.Events {
-			if e.Subject != subject {
-				t.Fatalf("audit tail --subject %s shows %+v", subject, e)
-			}
-			if want(e) {
-				return
-			}
+	out, stderr, code := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", subject, "-n", "200")
+	if code != 0 {
+		t.Fatalf("audit tail: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &tail); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range tail.Events {
+		if e.Subject != subject {
+			t.Fatalf("audit tail --subject %s shows %+v", subject, e)
 		}
 	}
-	t.Fatalf("no such audit event of %s: %+v", subject, tail.Events)
+	return tail.Events
 }
 
 // TestTeamGatewayRateLimitAcrossReconnects: bob's echo budget (3 a minute)
@@ -359,7 +361,9 @@ func TestSharedSessionGateEventsWithoutTheirCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []func(auditRow) bool{
-		func(e auditRow) bool { return e.Op == "call" && e.Tool == "echo" && e.Outcome == "allowed" && e.Client == "bob-app" },
+		func(e auditRow) bool {
+			return e.Op == "call" && e.Tool == "echo" && e.Outcome == "allowed" && e.Client == "bob-app"
+		},
 		func(e auditRow) bool { return e.Op == "list" && e.Client == "bob-app" },
 	} {
 		tm.waitAudited(t, "bob", want)
@@ -372,21 +376,14 @@ func TestSharedSessionGateEventsWithoutTheirCaller(t *testing.T) {
 }
 
 // waitCounted waits until audit tail --subject shows at least n events
-// want accepts.
+// want accepts (the log is written in batches).
 func (tm *team) waitCounted(t *testing.T, subject string, n int, want func(auditRow) bool) {
 	t.Helper()
-	var tail struct{ Events []auditRow }
+	var events []auditRow
 	got := 0
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		out, stderr, code := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", subject, "-n", "200")
-		if code != 0 {
-			t.Fatalf("audit tail: exit %d: %s", code, stderr)
-		}
-		if err := json.Unmarshal([]byte(out), &tail); err != nil {
-			t.Fatal(err)
-		}
-		got = 0
-		for _, e := range tail.Events {
+		events, got = tm.auditTail(t, subject), 0
+		for _, e := range events {
 			if want(e) {
 				got++
 			}
@@ -395,7 +392,7 @@ func (tm *team) waitCounted(t *testing.T, subject string, n int, want func(audit
 			return
 		}
 	}
-	t.Fatalf("%d such audit events of %s, want %d: %+v", got, subject, n, tail.Events)
+	t.Fatalf("%d such audit events of %s, want %d: %+v", got, subject, n, events)
 }
 
 // TestTeamGatewayBehindProxyWarnsAndTrustsOnlyTheProxy: plain HTTP behind

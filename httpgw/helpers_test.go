@@ -224,3 +224,15 @@ func (w *teamWorld) modern(t *testing.T, ctx context.Context, token, method, nam
 	b, _ := io.ReadAll(resp.Body)
 	return resp, b, nil
 }
+
+// listModern is a 2026-07-28 tools/list of token's caller declaring the
+// capabilities caps (a JSON object); it returns the answer's body.
+func (w *teamWorld) listModern(t *testing.T, token string, id int, caps string) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, caps)
+	_, b, err := w.modern(t, context.Background(), token, "tools/list", "", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,7 +1,6 @@
 package httpgw
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,24 +16,16 @@ func TestFourCallersFillTheSharedSessionsProfiles(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, true)
 	w := newTeamWorld(t, routedTo(t, up.urlRoute(""), up.srv.Certificate(), nil))
-	list := func(token string, id int, caps string) string {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, caps)
-		_, b, err := w.modern(t, context.Background(), token, "tools/list", "", body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	for m := range 4 {
 		tok := w.as.Mint(w.as.Claims(testoauth.User{Subject: fmt.Sprintf("mallory-%d", m), Scopes: []string{"mcp:tools"}}, "bob-app", w.url+"/docs"))
 		for i := range 4 {
-			if got := list(tok, i+1, fmt.Sprintf(`{"x%d-%d":{}}`, m, i)); !strings.Contains(got, `"tools"`) {
+			if got := w.listModern(t, tok, i+1, fmt.Sprintf(`{"x%d-%d":{}}`, m, i)); !strings.Contains(got, `"tools"`) {
 				t.Fatalf("mallory-%d's profile %d: %.300s", m, i, got)
 			}
 		}
 	}
 	alice := w.token(t, "alice-app")
-	if got := list(alice, 1, `{"roots":{}}`); !strings.Contains(got, `"tools"`) {
+	if got := w.listModern(t, alice, 1, `{"roots":{}}`); !strings.Contains(got, `"tools"`) {
 		t.Fatalf("after four callers' made-up profiles alice's 2026-07-28 listing is refused: %.300s", got)
 	}
 }

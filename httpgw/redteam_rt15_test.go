@@ -201,19 +201,11 @@ func TestOneCallerFillsTheSharedSessionsProfiles(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, true)
 	w := newTeamWorld(t, routedTo(t, up.urlRoute(""), up.srv.Certificate(), nil))
-	modern := func(token string, id int, caps string) string {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, caps)
-		_, b, err := w.modern(t, context.Background(), token, "tools/list", "", body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	bob, alice := w.token(t, "bob-app"), w.token(t, "alice-app")
 	for i := range 16 {
-		modern(bob, i+1, fmt.Sprintf(`{"x%d":{}}`, i))
+		w.listModern(t, bob, i+1, fmt.Sprintf(`{"x%d":{}}`, i))
 	}
-	if got := modern(alice, 1, `{"roots":{}}`); !strings.Contains(got, `"tools"`) {
+	if got := w.listModern(t, alice, 1, `{"roots":{}}`); !strings.Contains(got, `"tools"`) {
 		t.Fatalf("after bob's made-up profiles alice's 2026-07-28 listing is refused: %.300s", got)
 	}
 }
