@@ -2,6 +2,7 @@ package httpgw
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -122,5 +123,30 @@ func TestLateResultOfAnAbandonedCallWithoutItsCaller(t *testing.T) {
 	defer mu.Unlock()
 	if len(results) != 1 || results[0].Caller == nil || results[0].Caller.Subject != "alice" {
 		t.Fatalf("the late result's events: %+v; want one naming alice", results)
+	}
+}
+
+// TestRandomOpaqueTokensHammerTheIssuerThroughTheDoor: one client sends
+// made-up opaque tokens, each new to the introspection cache. Past its
+// address's budget the front door answers 503 with Retry-After, without
+// asking the issuer, and not with a sign-in challenge.
+func TestRandomOpaqueTokensHammerTheIssuerThroughTheDoor(t *testing.T) {
+	t.Parallel()
+	w := newTeamWorldAuth(t, fmt.Sprintf(`, "introspection": {"client_id": %q, "secret_env": "SECRET"}`, testoauth.IntrospectClient))
+	busy := 0
+	for i := range 40 {
+		resp, b := w.post(t, fmt.Sprintf("made_up_%032d", i), "", initBody)
+		switch {
+		case resp.StatusCode == http.StatusServiceUnavailable:
+			if resp.Header.Get("Retry-After") == "" || resp.Header.Get("WWW-Authenticate") != "" || !strings.Contains(string(b), `"busy"`) {
+				t.Fatalf("over budget: %v %s", resp.Header, b)
+			}
+			busy++
+		case resp.StatusCode != http.StatusUnauthorized:
+			t.Fatalf("a made-up token: %d %s", resp.StatusCode, b)
+		}
+	}
+	if n := w.as.IntrospectionCount(); n > 31 || busy < 9 {
+		t.Fatalf("%d introspections, %d refused as busy, for 40 made-up tokens from one address", n, busy)
 	}
 }
