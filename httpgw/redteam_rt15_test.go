@@ -111,8 +111,10 @@ func (restrictMutate) Visible(route string, who *oauth.Identity, tool string) bo
 func (restrictMutate) Call(string, *oauth.Identity, string) string { return "" }
 
 // slowUpstream is a stateless go-sdk server with one tool, slow, that
-// runs for 3 s; it keeps every request body it receives.
+// runs for delay (3 s unless changed before the first call); it keeps
+// every request body it receives.
 type slowUpstream struct {
+	delay   time.Duration
 	srv     *httptest.Server
 	started chan struct{}
 	mu      sync.Mutex
@@ -120,7 +122,7 @@ type slowUpstream struct {
 }
 
 func newSlowUpstream(t *testing.T) *slowUpstream {
-	u := &slowUpstream{started: make(chan struct{}, 16)}
+	u := &slowUpstream{started: make(chan struct{}, 16), delay: 3 * time.Second}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "slow", Description: "Takes a while.", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -128,7 +130,7 @@ func newSlowUpstream(t *testing.T) *slowUpstream {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
-			case <-time.After(3 * time.Second):
+			case <-time.After(u.delay):
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 			}
 		})
