@@ -216,25 +216,27 @@ type auditRow struct{ Op, Outcome, Tool, Code, Subject, Client, JTI string }
 // no other caller's.
 func (tm *team) waitAudited(t *testing.T, subject string, want func(auditRow) bool) {
 	t.Helper()
+	tm.waitCounted(t, subject, 1, want)
+}
+
+// auditTail is what `mcpseal audit tail --subject` shows of the last 200
+// events; it fails the test when it shows another caller's.
+func (tm *team) auditTail(t *testing.T, subject string) []auditRow {
+	t.Helper()
 	var tail struct{ Events []auditRow }
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		out, stderr, code := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", subject, "-n", "200")
-		if code != 0 {
-			t.Fatalf("audit tail: exit %d: %s", code, stderr)
-		}
-		if err := json.Unmarshal([]byte(out), &tail); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range tail.Events {
-			if e.Subject != subject {
-				t.Fatalf("audit tail --subject %s shows %+v", subject, e)
-			}
-			if want(e) {
-				return
-			}
+	out, stderr, code := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", subject, "-n", "200")
+	if code != 0 {
+		t.Fatalf("audit tail: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &tail); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range tail.Events {
+		if e.Subject != subject {
+			t.Fatalf("audit tail --subject %s shows %+v", subject, e)
 		}
 	}
-	t.Fatalf("no such audit event of %s: %+v", subject, tail.Events)
+	return tail.Events
 }
 
 // TestTeamGatewayRateLimitAcrossReconnects: bob's echo budget (3 a minute)
@@ -323,19 +325,74 @@ func TestTeamGatewayGoClientIsAudited(t *testing.T) {
 		}
 		cs.Close()
 	}
-	// The legacy session's own gate names alice in its events; the
-	// 2026-07-28 call, in the session every caller shares, is named by
-	// the front door's event (code "caller").
+	// The legacy session's gate and the 2026-07-28 session's gate, which
+	// every caller shares, both name alice in their own events: two
+	// allowed calls of add, and no front-door event for either.
 	tm.waitAudited(t, "alice", func(e auditRow) bool {
-		return e.Op == "call" && e.Tool == "add" && e.Code != "caller" && e.Client == "alice-app" && len(e.JTI) == 64
+		return e.Op == "call" && e.Tool == "add" && e.Outcome == "allowed" && e.Client == "alice-app" && len(e.JTI) == 64
 	})
-	tm.waitAudited(t, "alice", func(e auditRow) bool {
-		return e.Op == "call" && e.Tool == "add" && e.Code == "caller" && e.Client == "alice-app" && len(e.JTI) == 64
+	tm.waitCounted(t, "alice", 2, func(e auditRow) bool {
+		return e.Op == "call" && e.Tool == "add" && e.Outcome == "allowed" && e.Client == "alice-app" && len(e.JTI) == 64
 	})
 	out, _, _ := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", "bob")
 	if strings.Contains(out, `"subject":"alice"`) {
 		t.Fatalf("audit tail --subject bob shows alice's events: %s", out)
 	}
+}
+
+// TestSharedSessionGateEventsWithoutTheirCaller: alice and bob call tools
+// in the one 2026-07-28 session of a route; every event the gate writes
+// for bob's requests (his listing, his call, its result) must name bob,
+// so that audit tail --subject bob finds them, and none of alice's.
+func TestSharedSessionGateEventsWithoutTheirCaller(t *testing.T) {
+	t.Parallel()
+	tm := startTeam(t, teamPolicy)
+	alice := tm.goClient(t, "alice-app", "", nil)
+	defer alice.Close()
+	bob := tm.goClient(t, "bob-app", "", nil)
+	defer bob.Close()
+	if _, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := toolNames(t, bob); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []func(auditRow) bool{
+		func(e auditRow) bool {
+			return e.Op == "call" && e.Tool == "echo" && e.Outcome == "allowed" && e.Client == "bob-app"
+		},
+		func(e auditRow) bool { return e.Op == "list" && e.Client == "bob-app" },
+	} {
+		tm.waitAudited(t, "bob", want)
+	}
+	tm.waitAudited(t, "alice", func(e auditRow) bool { return e.Op == "call" && e.Tool == "add" && e.Client == "alice-app" })
+	out, _, _ := mcpseal(t, tm.home, "audit", "tail", "--json", "--subject", "bob", "-n", "200")
+	if strings.Contains(out, `"tool":"add"`) {
+		t.Fatalf("audit tail --subject bob shows alice's call: %s", out)
+	}
+}
+
+// waitCounted waits until audit tail --subject shows at least n events
+// want accepts (the log is written in batches).
+func (tm *team) waitCounted(t *testing.T, subject string, n int, want func(auditRow) bool) {
+	t.Helper()
+	var events []auditRow
+	got := 0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		events, got = tm.auditTail(t, subject), 0
+		for _, e := range events {
+			if want(e) {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+	}
+	t.Fatalf("%d such audit events of %s, want %d: %+v", got, subject, n, events)
 }
 
 // TestTeamGatewayBehindProxyWarnsAndTrustsOnlyTheProxy: plain HTTP behind

@@ -21,7 +21,7 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 	key := jsonrpc.IDKey(p.id)
 	switch v.Kind {
 	case Allow:
-		s.event(Event{Op: "call", Outcome: "allowed", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Size: len(p.frame)})
+		s.event(Event{Op: "call", Outcome: "allowed", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Size: len(p.frame), Request: key})
 		s.release1(key, p)
 		if v.Timeout > 0 {
 			s.timeouts[key] = callTimeout{at: s.cfg.Now().Add(v.Timeout), refusal: v.TimeoutRefusal}
@@ -40,7 +40,7 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 		p.refusal = v.Refusal
 		p.answer = v.Answer
 		s.holds[key] = s.cfg.Now().Add(s.cfg.ConfirmTimeout)
-		s.event(Event{Op: "confirm", Outcome: "asked", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest})
+		s.event(Event{Op: "confirm", Outcome: "asked", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Request: key})
 		s.toClient(jsonrpc.NewRequest(id, methodElicit, v.Elicitation))
 	case Later:
 		if s.cfg.Dispatch == nil || v.Work == nil || depth > 2 {
@@ -76,7 +76,7 @@ func (s *Session) refuseHeld(key string, p *pendingRequest, r Refusal) {
 	// The answer first, then the hook: a panicking hook leaves the answer
 	// in the step's output, where Fail finds the id.
 	s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
-	s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+	s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Request: key})
 }
 
 func (s *Session) refusalData(r Refusal, tool string) []byte {
@@ -149,7 +149,7 @@ func (s *Session) confirmAnswer(askKey string, m jsonrpc.Message) {
 		v.Refusal.Extra = withExtra(v.Refusal.Extra, "why", why)
 	}
 	if v.Kind == Allow {
-		s.event(Event{Op: "confirm", Outcome: "accepted", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+		s.event(Event{Op: "confirm", Outcome: "accepted", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Request: key})
 		s.release1(key, p)
 		if v.Timeout > 0 {
 			s.timeouts[key] = callTimeout{at: s.cfg.Now().Add(v.Timeout), refusal: v.TimeoutRefusal}
@@ -160,7 +160,7 @@ func (s *Session) confirmAnswer(askKey string, m jsonrpc.Message) {
 	if r.Code == 0 {
 		r = p.refusal
 	}
-	s.event(Event{Op: "confirm", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+	s.event(Event{Op: "confirm", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Request: key})
 	s.refuseHeld(key, p, r)
 }
 
@@ -201,7 +201,7 @@ func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte
 	v := s.cfg.Hooks.Result(*p.call, m.Result)
 	name := contract.SafeName(p.call.Tool.Name)
 	if v.Kind == Allow {
-		s.event(Event{Op: "result", Outcome: "allowed", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result)})
+		s.event(Event{Op: "result", Outcome: "allowed", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: jsonrpc.IDKey(p.id)})
 		s.toClient(frame)
 		return
 	}
@@ -209,14 +209,27 @@ func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte
 	if r.Code == 0 {
 		r.Code = CodeRefused
 	}
-	s.event(Event{Op: "result", Outcome: "withheld", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result)})
+	s.event(Event{Op: "result", Outcome: "withheld", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: jsonrpc.IDKey(p.id)})
 	s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
 }
 
+// event reports e to the host, attributed to the client request it is
+// about: the one the site names, else the one the current step acts for,
+// else the one that started the verification round under way.
 func (s *Session) event(e Event) {
-	if s.cfg.Hooks.Event != nil {
-		s.cfg.Hooks.Event(e)
+	if s.cfg.Hooks.Event == nil {
+		return
 	}
+	if e.Request == "" {
+		e.Request = s.about
+		if e.Request == "" && s.round != nil {
+			e.Request = s.round.cause
+		}
+	}
+	if e.Request != "" && s.cfg.CallerOf != nil {
+		e.Caller = s.cfg.CallerOf(e.Request)
+	}
+	s.cfg.Hooks.Event(e)
 }
 
 // shapeListing applies the Shape hook to a verified page; it returns the
@@ -233,7 +246,7 @@ func (s *Session) shapeListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 		}
 	}
 	if !changed {
-		s.event(Event{Op: "list", Outcome: "shown", Kind: p.kind, Count: len(page)})
+		s.event(Event{Op: "list", Outcome: "shown", Kind: p.kind, Count: len(page), Request: jsonrpc.IDKey(p.id)})
 		return frame
 	}
 	arr := []byte{'['}
@@ -244,7 +257,7 @@ func (s *Session) shapeListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 			sh = shapes[i]
 		}
 		if sh.Withhold {
-			s.event(Event{Op: "withhold", Outcome: "withheld", Code: sh.Reason, Kind: p.kind, Name: contract.SafeName(page[i].Name), Digest: page[i].Digest})
+			s.event(Event{Op: "withhold", Outcome: "withheld", Code: sh.Reason, Kind: p.kind, Name: contract.SafeName(page[i].Name), Digest: page[i].Digest, Request: jsonrpc.IDKey(p.id)})
 			continue
 		}
 		if shown > 0 {
@@ -257,7 +270,7 @@ func (s *Session) shapeListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 		shown++
 	}
 	arr = append(arr, ']')
-	s.event(Event{Op: "list", Outcome: "shaped", Kind: p.kind, Count: shown})
+	s.event(Event{Op: "list", Outcome: "shaped", Kind: p.kind, Count: shown, Request: jsonrpc.IDKey(p.id)})
 	return jsonrpc.NewResult(m.ID, replaceMember(m.Result, p.kind.ResultMember(), arr))
 }
 
@@ -320,7 +333,7 @@ func (s *Session) expireCalls() {
 		}
 		name := contract.SafeName(p.call.Tool.Name)
 		s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
-		s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest})
+		s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Request: key})
 		params := append(append([]byte(`{"requestId":`), p.id...), []byte(`,"reason":"mcpseal: call timeout"}`)...)
 		s.toServer(jsonrpc.NewNotification("notifications/cancelled", params))
 	}

@@ -153,7 +153,7 @@ func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
 		// A modern client may skip server/discover: hold its request and
 		// verify the profile it names first.
 		s.enqueue(m, frame)
-		s.startRound(&round{profile: meta.profile(), modern: true, meta: meta, needDiscover: true})
+		s.startRound(&round{profile: meta.profile(), modern: true, meta: meta, needDiscover: true, cause: jsonrpc.IDKey(m.ID)})
 	default:
 		s.enqueue(m, frame)
 	}
@@ -217,15 +217,18 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			s.refuseUnreadable(m.ID) // no initialize in a 2026-07-28 session
 			return
 		}
+		s.useSeq++
 		if s.verified[profile] == nil {
-			if len(s.verified) >= s.cfg.Limits.MaxProfiles {
+			if len(s.verified) >= s.cfg.Limits.MaxProfiles && !s.evictIdleProfile() {
 				s.refuse(m.ID, ReasonQueueFull, "mcpseal: too many client profiles in one session; not forwarded")
 				return
 			}
+			s.lastUse[profile] = s.useSeq
 			s.enqueue(m, frame)
-			s.startRound(&round{profile: profile, modern: true, meta: meta, needDiscover: true})
+			s.startRound(&round{profile: profile, modern: true, meta: meta, needDiscover: true, cause: jsonrpc.IDKey(m.ID)})
 			return
 		}
+		s.lastUse[profile] = s.useSeq
 	}
 	p := &pendingRequest{method: m.Method, profile: profile}
 	if kind, ok := contract.KindForListMethod(m.Method); ok {
@@ -257,17 +260,22 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			return
 		}
 		def, ok := s.verified[profile].Lookup(contract.Tools, name)
+		hidden := ok && s.cfg.Hidden != nil && s.cfg.Hidden(jsonrpc.IDKey(m.ID), name)
 		switch {
+		case hidden:
+			// Not in this caller's view of the contract: answered, to the
+			// byte, as a tool that is not there (the case below), under
+			// every posture.
+			s.log.Info("call to a tool hidden from its caller refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
+			s.refuseUnknownTool(m.ID, name)
+			return
 		case !ok && s.cfg.Posture == pin.Monitor:
 			// Monitor reports what guard would refuse and forwards it; the
 			// host's call decisions need a verified definition to judge.
 			s.log.Warn("call to a tool outside the verified contract (monitor posture: forwarded)", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
 		case !ok:
 			s.log.Warn("call to a tool outside the verified contract refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
-			d := s.errorData(ReasonUnknownTool)
-			d.Tool = contract.SafeName(name)
-			s.event(Event{Op: "call", Outcome: "refused", Code: ReasonUnknownTool, Kind: contract.Tools, Name: d.Tool})
-			s.toClient(jsonrpc.NewError(m.ID, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
+			s.refuseUnknownTool(m.ID, name)
 			return
 		default:
 			// The host's decisions (policy, schemas, confirmation) apply
@@ -282,6 +290,49 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		}
 	}
 	s.forwardRequest(m, frame, p)
+}
+
+// evictIdleProfile forgets the verified profile least recently used that
+// no request in flight (or round) uses, when Config.EvictIdleProfiles
+// allows it; it reports whether one went.
+func (s *Session) evictIdleProfile() bool {
+	if !s.cfg.EvictIdleProfiles {
+		return false
+	}
+	busy := make(map[string]bool, len(s.pending)+1)
+	for _, p := range s.pending {
+		busy[p.profile] = true
+	}
+	if s.round != nil {
+		busy[s.round.profile] = true
+	}
+	victim, at := "", uint64(0)
+	for _, prof := range sortedKeys(s.verified) {
+		if u := s.lastUse[prof]; !busy[prof] && (victim == "" || u < at) {
+			victim, at = prof, u
+		}
+	}
+	if victim == "" {
+		return false
+	}
+	delete(s.verified, victim)
+	delete(s.caps, victim)
+	delete(s.obs, victim)
+	delete(s.lastUse, victim)
+	if s.pages != nil && s.pages.profile == victim {
+		s.pages = nil
+	}
+	s.log.Info("least recently used client profile forgotten to make room for a new one", "server", s.cfg.Identity.ID)
+	return true
+}
+
+// refuseUnknownTool answers a tools/call of a tool that is not in the
+// verified contract (or, the same to its caller, hidden from it).
+func (s *Session) refuseUnknownTool(id []byte, name string) {
+	d := s.errorData(ReasonUnknownTool)
+	d.Tool = contract.SafeName(name)
+	s.event(Event{Op: "call", Outcome: "refused", Code: ReasonUnknownTool, Kind: contract.Tools, Name: d.Tool, Request: jsonrpc.IDKey(id)})
+	s.toClient(jsonrpc.NewError(id, CodeUnknownTool, "mcpseal: tool "+d.Tool+" is not in the verified contract of server "+s.cfg.Identity.Label+"; not forwarded", marshalData(d)))
 }
 
 // admitRequest refuses a request the gate cannot track: an id already in

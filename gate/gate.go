@@ -175,6 +175,25 @@ type Config struct {
 	// initialize opens this one. A legacy session then reports the
 	// fallback to the pin store, as if the probe had come through it.
 	DiscoverRefused bool
+	// CallerOf, when set, names the authenticated caller of a client
+	// request (by its id key, jsonrpc.IDKey), for a transport that serves
+	// several callers in one session (the HTTP gateway's 2026-07-28
+	// session): every event about that request carries it (Event.Caller).
+	CallerOf func(request string) *Caller
+	// Hidden, when set, reports whether the caller of a client request
+	// may not see tool (host policy per caller). A tools/call of a hidden
+	// tool is answered exactly as a call of a tool the verified contract
+	// does not have, under every posture, so that the caller cannot tell
+	// the two apart.
+	Hidden func(request, tool string) bool
+	// EvictIdleProfiles lets a 2026-07-28 session that holds
+	// Limits.MaxProfiles verified profiles make room for a new one by
+	// forgetting the least recently used profile with no request in
+	// flight (it is verified again, against the pin, when it comes back).
+	// For a session several callers share (the HTTP gateway's), so that
+	// the profiles some callers declared cannot lock every other caller's
+	// new profile out. Without it the new profile is refused.
+	EvictIdleProfiles bool
 }
 
 type phase int
@@ -191,6 +210,10 @@ const (
 type Session struct {
 	cfg Config
 	log *slog.Logger
+	// about is the id key of the client request the current step acts
+	// for, when an event site cannot name it (a drift found in a listing
+	// that request asked for).
+	about string
 
 	phase   phase
 	closure *closure
@@ -239,6 +262,10 @@ type Session struct {
 	// session last verified against it.
 	generation uint64
 
+	// lastUse orders the verified profiles by their last request
+	// (useSeq counts requests), for EvictIdleProfiles.
+	lastUse map[string]uint64
+	useSeq  uint64
 	// caps are the client's capability names per profile.
 	caps map[string][]string
 	// obs is what each verified or verifying profile was observed as.
@@ -282,6 +309,7 @@ func New(cfg Config) *Session {
 		verified:        make(map[string]*contract.Contract),
 		seqs:            newSequences(),
 		caps:            make(map[string][]string),
+		lastUse:         make(map[string]uint64),
 		obs:             make(map[string]pin.Observation),
 		metaCache:       make(metaCache),
 		asks:            make(map[string]string),

@@ -125,14 +125,14 @@ type harness struct {
 	later []func() []gate.Out
 }
 
-func newHarness(t *testing.T, home string, posture pin.Posture, server *fakeServer) *harness {
+func newHarness(t *testing.T, home string, posture pin.Posture, server *fakeServer, tweak ...func(*gate.Config)) *harness {
 	t.Helper()
 	store, err := pin.Open(home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, server: server, now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	h.s = gate.New(gate.Config{
+	cfg := gate.Config{
 		Identity: pin.IdentityForName("test-server"),
 		Posture:  posture,
 		Pins:     store,
@@ -140,7 +140,11 @@ func newHarness(t *testing.T, home string, posture pin.Posture, server *fakeServ
 		Now:      func() time.Time { return h.now },
 		OnDrift:  func(d gate.DriftReport) { h.drifts = append(h.drifts, d) },
 		Limits:   gate.Limits{MaxPages: 20},
-	})
+	}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	h.s = gate.New(cfg)
 	return h
 }
 

@@ -131,4 +131,20 @@ type Event struct {
 	Digest  string
 	Count   int // definitions shown, or bytes, as the op says
 	Size    int
+	// Request is the id key (jsonrpc.IDKey) of the client request the
+	// event is about, as the gate saw it; "" for none. Events of a
+	// verification round name the request that started it.
+	Request string
+	// Caller is that request's authenticated caller (Config.CallerOf);
+	// nil when unknown or not authenticated.
+	Caller *Caller
+}
+
+// Caller is an authenticated caller as the transport verified it: the
+// audit log records it. Values are the issuer's text; the log reduces
+// them to its safe set.
+type Caller struct {
+	Subject, Issuer, ClientID string
+	// JTIDigest is "sha256:" + hex of the token's jti, or "".
+	JTIDigest string
 }

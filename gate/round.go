@@ -27,6 +27,9 @@ type round struct {
 	result []byte
 	// handshakeID answers the held handshake on failure.
 	handshakeID []byte
+	// cause is the id key of the client request that started the round:
+	// its events are attributed to that request's caller.
+	cause string
 
 	needDiscover bool
 	afterConnect bool // the after_connect hook was asked
@@ -198,7 +201,7 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 		s.discoverRefused = false
 	}
 	caps := hs.capabilities
-	r := &round{result: frame, handshakeID: p.id, instructions: hs.instructions}
+	r := &round{result: frame, handshakeID: p.id, instructions: hs.instructions, cause: jsonrpc.IDKey(p.id)}
 	if p.modern {
 		r.modern, r.meta, r.profile = true, p.meta, p.meta.profile()
 		s.caps[r.profile] = p.meta.capNames

@@ -186,7 +186,9 @@ func (s *Session) recheckHandshake(p *pendingRequest, m jsonrpc.Message, frame [
 			return
 		}
 	}
+	s.about = jsonrpc.IDKey(p.id)
 	s.toClient(s.shapeHandshake(p.profile, frame, instr))
+	s.about = ""
 }
 
 func equalInstructions(a, b *string) bool {
@@ -253,6 +255,8 @@ func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 // request got the block error.
 func (s *Session) midSessionDrift(p *pendingRequest, observed *contract.Contract) bool {
 	s.pending[jsonrpc.IDKey(p.id)] = p
+	s.about = jsonrpc.IDKey(p.id)
+	defer func() { s.about = "" }()
 	if !s.observe(p.profile, observed, true) {
 		return false // closed: p was answered with the closure error
 	}

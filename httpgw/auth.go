@@ -37,6 +37,9 @@ const (
 	ReasonAuth  = "unauthorized" // no or an invalid access token (401)
 	ReasonScope = "insufficient-scope"
 	ReasonProxy = "proxy" // --insecure-behind-proxy and a peer not in the trusted list
+	// ReasonExpired ends a stream (or a request still waiting) whose
+	// caller's access token expired meanwhile.
+	ReasonExpired = "token-expired"
 )
 
 // IdentityPolicy decides, per caller, what the team gateway lists and
@@ -68,15 +71,16 @@ const (
 	codeConfirm = -32012 // a person's confirmation was needed and could not be asked
 )
 
-// CallerEvent is a decision on a caller's tools/call that the gate behind
-// cannot attribute to the caller: a call the front door refused (the gate
-// never sees it), or a 2026-07-28 call it forwarded into the shared
-// session (whose gate serves every caller). For the audit log.
+// CallerEvent is a caller's tools/call that the front door refused (a
+// rate limit, a confirmation the shared session cannot ask): the gate
+// never sees it, so it is audited here. A call the front door passes is
+// audited by the gate, whose events name the caller of each request
+// (session.callerOf).
 type CallerEvent struct {
 	Route  string
 	Who    *oauth.Identity
 	Tool   string // as the client sent it; reduce before writing
-	Reason string // "" when forwarded, else why it was refused
+	Reason string // why it was refused
 }
 
 // identityKey is the request context key of the verified identity.
@@ -114,7 +118,17 @@ func (gw *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*http.R
 	if rt == nil {
 		return r, true // the route lookup refuses it, with no hint of what exists
 	}
-	id, f := v.Authenticate(r.Context(), r.Header, rt.name)
+	ctx := r.Context()
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		ctx = oauth.WithPeer(ctx, ap.Addr()) // introspection budgets unknown tokens by it
+	}
+	id, f := v.Authenticate(ctx, r.Header, rt.name)
+	if f != nil && f.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "2")
+		gw.writeRefusal(w, r, rt.name, refuse(f.Status, ReasonBusy, "too many unknown access tokens to check; try again later"))
+		gw.log.Info("access token not checked", "route", rt.name, "reason", f.Reason)
+		return r, false
+	}
 	if f != nil {
 		w.Header().Set("WWW-Authenticate", v.Config().Challenge(rt.name, f))
 		reason, msg := ReasonAuth, "a valid access token for this route is required (see its protected resource metadata)"
@@ -183,31 +197,26 @@ func (gw *Gateway) identityCall(w http.ResponseWriter, r *http.Request, rt *rout
 	}
 	legacy := r.Header.Get(sessionHeader) != ""
 	tool, ok := stringMember(m.Params, "name")
-	var frame []byte
-	var reason string
-	switch {
-	case !ok || !pol.Visible(rt.name, who, tool):
-		// As for a tool the server does not have: the caller learns
-		// nothing of tools it may not see.
-		reason = gate.ReasonUnknownTool
-		frame = jsonrpc.NewError(m.ID, gate.CodeUnknownTool, "mcpseal: no such tool on this route; not forwarded", identityData(reason, rt.id))
-	default:
-		code := codePolicy
-		reason = pol.Call(rt.name, who, tool)
-		if reason == NeedsConfirmation {
-			if legacy {
-				return false // the session's gate asks its caller
-			}
-			reason, code = ReasonNoConfirmation, codeConfirm
-		}
-		if reason == "" {
-			if !legacy {
-				gw.caller(CallerEvent{Route: rt.name, Who: who, Tool: tool})
-			}
-			return false
-		}
-		frame = jsonrpc.NewError(m.ID, code, "mcpseal: this call was refused for your identity ("+reason+"); not forwarded", identityData(reason, rt.id))
+	if !ok || !pol.Visible(rt.name, who, tool) {
+		// The gate answers it (gate.Config.Hidden, session.hidden) as it
+		// answers a tool the server does not have, in the session's own
+		// framing: the caller learns nothing of tools it may not see.
+		return false
 	}
+	code := codePolicy
+	reason := pol.Call(rt.name, who, tool)
+	if reason == NeedsConfirmation {
+		if legacy {
+			return false // the session's gate asks its caller
+		}
+		reason, code = ReasonNoConfirmation, codeConfirm
+	}
+	if reason == "" {
+		// The gate decides next, and its events carry the caller
+		// (gate.Config.CallerOf, session.callerOf).
+		return false
+	}
+	frame := jsonrpc.NewError(m.ID, code, "mcpseal: this call was refused for your identity ("+reason+"); not forwarded", identityData(reason, rt.id))
 	gw.caller(CallerEvent{Route: rt.name, Who: who, Tool: tool, Reason: reason})
 	gw.event(Event{Kind: EventRefused, Route: rt.name, Reason: "identity", Status: http.StatusOK, Method: r.Method})
 	w.Header().Set("Content-Type", "application/json")
@@ -309,4 +318,34 @@ func ListenNetwork(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("bad port %q", port)
 	}
 	return net.Listen("tcp", net.JoinHostPort(ip.String(), port))
+}
+
+// callerOf is gate.Config.CallerOf: the caller of the request the gate
+// knows by the id key request (under s.mu, as every gate step runs). In
+// the shared 2026-07-28 session ids are the gateway's own, one per
+// request, so the request names its exchange and the exchange its
+// caller; a legacy session has one caller.
+func (s *session) callerOf(request string) *gate.Caller {
+	if ex := s.waiting[request]; ex != nil && ex.audited != nil {
+		return ex.audited
+	}
+	return s.orphans[request]
+}
+
+// hidden is gate.Config.Hidden: whether the caller of request may not see
+// tool. A request whose caller is not known any more (its client went
+// away) sees nothing (fail closed).
+func (s *session) hidden(request, tool string) bool {
+	pol := s.rt.gw.cfg.Identities
+	if pol == nil {
+		return false
+	}
+	who := s.who
+	if s.modern {
+		who = nil
+		if ex := s.waiting[request]; ex != nil {
+			who = ex.who
+		}
+	}
+	return who == nil || !pol.Visible(s.rt.name, who, tool)
 }

@@ -60,6 +60,13 @@ func (p *teamPolicy) Call(route string, who *oauth.Identity, tool string) string
 
 func newTeamWorld(t *testing.T, tweak ...func(*Config)) *teamWorld {
 	t.Helper()
+	return newTeamWorldAuth(t, "", tweak...)
+}
+
+// newTeamWorldAuth is newTeamWorld with issuer (JSON members, each
+// starting with a comma) added to auth.json's one issuer.
+func newTeamWorldAuth(t *testing.T, issuer string, tweak ...func(*Config)) *teamWorld {
+	t.Helper()
 	w := &teamWorld{as: testoauth.New(), up: newUpstream(t, false)}
 	t.Cleanup(w.as.Close)
 	w.as.Register(testoauth.Client{ID: "alice-app", User: testoauth.User{Subject: "alice", Groups: []string{"eng"}, Scopes: []string{"mcp:tools"}}})
@@ -73,11 +80,11 @@ func newTeamWorld(t *testing.T, tweak ...func(*Config)) *teamWorld {
 	w.pool = x509.NewCertPool()
 	w.pool.AddCert(w.srv.Certificate())
 	w.pool.AddCert(w.as.Certificate())
-	cfg, err := oauth.ParseConfig("auth.json", fmt.Appendf(nil, `{"version": 1, "resource": %q, "scopes": ["mcp:tools"], "issuers": [{"issuer": %q}]}`, w.url, w.as.Issuer))
+	cfg, err := oauth.ParseConfig("auth.json", fmt.Appendf(nil, `{"version": 1, "resource": %q, "scopes": ["mcp:tools"], "issuers": [{"issuer": %q%s}]}`, w.url, w.as.Issuer, issuer))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := oauth.NewVerifier(context.Background(), cfg, oauth.Options{Client: w.as.Client()})
+	v, err := oauth.NewVerifier(context.Background(), cfg, oauth.Options{Client: w.as.Client(), Getenv: func(string) string { return testoauth.IntrospectSecret }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +246,7 @@ func TestTwoUsersSeeAndCallDifferentTools(t *testing.T) {
 		if got, err := tools(t, bob); err != nil || !slices.Equal(got, []string{"echo"}) {
 			t.Fatalf("%q bob sees %v (%v)", version, got, err)
 		}
-		if _, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "mutate", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "no such tool") {
+		if _, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "mutate", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "is not in the verified contract") {
 			t.Fatalf("%q bob called mutate: %v", version, err)
 		}
 		if _, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {

@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/oauth"
 )
 
 // maxExchangeBytes bounds what may wait for one HTTP response: a client
@@ -32,6 +34,10 @@ type exchange struct {
 	// without authentication: in the 2026-07-28 session every caller
 	// shares, a caller's cancel reaches only its own requests.
 	caller string
+	// who is the authenticated caller (nil without authentication), and
+	// audited its audit form, for the gate's events of this request.
+	who     *oauth.Identity
+	audited *gate.Caller
 	// streamID names a legacy POST stream for Last-Event-ID; "" when the
 	// stream cannot be resumed (2026-07-28 has no resumption).
 	streamID string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -175,4 +176,63 @@ func sseFrames(body []byte) [][]byte {
 		}
 	}
 	return out
+}
+
+// routedTo is a team world tweak: routes instead of the default upstream,
+// with the upstream's certificate trusted, and pol as the identity policy
+// when it is not nil.
+func routedTo(t *testing.T, routes string, cert *x509.Certificate, pol IdentityPolicy) func(*Config) {
+	return func(c *Config) {
+		rs, err := ParseRoutes([]byte(routes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Routes = rs
+		pool := x509.NewCertPool()
+		pool.AddCert(cert)
+		c.RootCAs = pool
+		if pol != nil {
+			c.Identities = pol
+		}
+	}
+}
+
+// slowRoute is the docs route to the slow upstream.
+func (u *slowUpstream) route() string {
+	port := u.srv.URL[strings.LastIndexByte(u.srv.URL, ':')+1:]
+	return fmt.Sprintf(`{"routes":{"docs":{"url":"https://mcp.example.com:%s/mcp","private":true,"name":"docs"}}}`, port)
+}
+
+// modern POSTs one 2026-07-28 message of method (naming name in
+// Mcp-Name when it is not "") to the docs route as token's caller.
+func (w *teamWorld) modern(t *testing.T, ctx context.Context, token, method, name, body string) (*http.Response, []byte, error) {
+	t.Helper()
+	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.url+"/docs", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set(versionHeader, "2026-07-28")
+	r.Header.Set("Mcp-Method", method)
+	if name != "" {
+		r.Header.Set("Mcp-Name", name)
+	}
+	resp, err := w.httpClient().Do(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b, nil
+}
+
+// listModern is a 2026-07-28 tools/list of token's caller declaring the
+// capabilities caps (a JSON object); it returns the answer's body.
+func (w *teamWorld) listModern(t *testing.T, token string, id int, caps string) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, caps)
+	_, b, err := w.modern(t, context.Background(), token, "tools/list", "", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpseal/mcpseal/egress"
+	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/oauth"
 )
@@ -85,7 +86,11 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 	ex.clientID = m.ID
 	if gw.cfg.Auth != nil {
 		ex.filter = gw.listingFilter(r, rt, m)
-		ex.caller = IdentityFrom(r.Context()).Key()
+		ex.who = IdentityFrom(r.Context())
+		ex.caller = ex.who.Key()
+		if ex.who != nil {
+			ex.audited = &gate.Caller{Subject: ex.who.Subject, Issuer: ex.who.Issuer, ClientID: ex.who.ClientID, JTIDigest: ex.who.JTIDigest}
+		}
 	}
 	if f := s.send(ex, frame, m); f != nil {
 		gw.writeRefusal(w, r, rt.name, f)

@@ -12,12 +12,19 @@ import (
 // The 2026-07-28 session of a route is one gate for every caller, and the
 // gate verifies at most Limits.MaxProfiles client profiles in it (the
 // protocol version and capability names each request's _meta declares;
-// the client chooses them). On the team gateway one caller could declare
+// the client chooses them). On the team gateway callers could declare
 // made-up capabilities until the session holds no more, and lock every
-// other caller's new profile out. So each caller may bring at most
-// maxCallerProfiles profiles into a route's shared session; past that its
-// requests with another profile are refused, and the others' are not
-// touched.
+// other caller's new profile out. Two rules keep it open:
+//
+//   - each caller may bring at most maxCallerProfiles profiles into a
+//     route's shared session (here); past that its requests with another
+//     profile are refused, and the others' are not touched: one caller's
+//     profiles cost at most that many verification rounds and pins;
+//   - when the session is full, a new profile takes the place of the
+//     least recently used one that has no request in flight
+//     (gate.Config.EvictIdleProfiles): four callers' 16 profiles cannot
+//     deny a fifth caller's; a forgotten profile is verified again, against
+//     its pin, when it comes back.
 const (
 	maxCallerProfiles = 4
 	// maxProfileCallers bounds the callers remembered per gateway; past

@@ -3,7 +3,6 @@ package httpgw
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -112,8 +111,10 @@ func (restrictMutate) Visible(route string, who *oauth.Identity, tool string) bo
 func (restrictMutate) Call(string, *oauth.Identity, string) string { return "" }
 
 // slowUpstream is a stateless go-sdk server with one tool, slow, that
-// runs for 3 s; it keeps every request body it receives.
+// runs for delay (3 s unless changed before the first call); it keeps
+// every request body it receives.
 type slowUpstream struct {
+	delay   time.Duration
 	srv     *httptest.Server
 	started chan struct{}
 	mu      sync.Mutex
@@ -121,7 +122,7 @@ type slowUpstream struct {
 }
 
 func newSlowUpstream(t *testing.T) *slowUpstream {
-	u := &slowUpstream{started: make(chan struct{}, 16)}
+	u := &slowUpstream{started: make(chan struct{}, 16), delay: 3 * time.Second}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "slow", Description: "Takes a while.", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -129,7 +130,7 @@ func newSlowUpstream(t *testing.T) *slowUpstream {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
-			case <-time.After(3 * time.Second):
+			case <-time.After(u.delay):
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 			}
 		})
@@ -155,18 +156,7 @@ func newSlowUpstream(t *testing.T) *slowUpstream {
 func TestCancelOfAnotherCallersRequestInTheSharedSession(t *testing.T) {
 	t.Parallel()
 	up := newSlowUpstream(t)
-	w := newTeamWorld(t, func(c *Config) {
-		port := up.srv.URL[strings.LastIndexByte(up.srv.URL, ':')+1:]
-		rs, err := ParseRoutes(fmt.Appendf(nil, `{"routes":{"docs":{"url":"https://mcp.example.com:%s/mcp","private":true,"name":"docs"}}}`, port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Routes = rs
-		pool := x509.NewCertPool()
-		pool.AddCert(up.srv.Certificate())
-		c.RootCAs = pool
-		c.Identities = restrictMutate{}
-	})
+	w := newTeamWorld(t, routedTo(t, up.route(), up.srv.Certificate(), restrictMutate{}))
 	bob := w.token(t, "bob-app")
 	alice, err := w.connectAs("alice-app", "", nil)
 	if err != nil {
@@ -185,19 +175,9 @@ func TestCancelOfAnotherCallersRequestInTheSharedSession(t *testing.T) {
 	}
 	for id := 1; id <= 20; id++ {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, id)
-		r, _ := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+bob)
-		r.Header.Set(versionHeader, "2026-07-28")
-		r.Header.Set("Mcp-Method", "notifications/cancelled")
-		resp, err := w.httpClient().Do(r)
-		if err != nil {
+		if _, _, err := w.modern(t, context.Background(), bob, "notifications/cancelled", "", body); err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		_ = b
 	}
 	time.Sleep(300 * time.Millisecond)
 	up.mu.Lock()
@@ -222,37 +202,12 @@ func TestCancelOfAnotherCallersRequestInTheSharedSession(t *testing.T) {
 func TestOneCallerFillsTheSharedSessionsProfiles(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, true)
-	w := newTeamWorld(t, func(c *Config) {
-		rs, err := ParseRoutes([]byte(up.urlRoute("")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Routes = rs
-		pool := x509.NewCertPool()
-		pool.AddCert(up.srv.Certificate())
-		c.RootCAs = pool
-	})
-	modern := func(token string, id int, caps string) string {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, caps)
-		r, _ := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+token)
-		r.Header.Set(versionHeader, "2026-07-28")
-		r.Header.Set("Mcp-Method", "tools/list")
-		resp, err := w.httpClient().Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	w := newTeamWorld(t, routedTo(t, up.urlRoute(""), up.srv.Certificate(), nil))
 	bob, alice := w.token(t, "bob-app"), w.token(t, "alice-app")
 	for i := range 16 {
-		modern(bob, i+1, fmt.Sprintf(`{"x%d":{}}`, i))
+		w.listModern(t, bob, i+1, fmt.Sprintf(`{"x%d":{}}`, i))
 	}
-	if got := modern(alice, 1, `{"roots":{}}`); !strings.Contains(got, `"tools"`) {
+	if got := w.listModern(t, alice, 1, `{"roots":{}}`); !strings.Contains(got, `"tools"`) {
 		t.Fatalf("after bob's made-up profiles alice's 2026-07-28 listing is refused: %.300s", got)
 	}
 }

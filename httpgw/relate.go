@@ -107,6 +107,9 @@ func (s *session) abandon(ex *exchange) {
 	if ex.key != "" && s.waiting[ex.key] == ex {
 		delete(s.waiting, ex.key)
 		delete(s.restore, ex.key)
+		if s.modern && ex.audited != nil && len(s.orphans) < maxOrphans {
+			s.orphans[ex.key] = ex.audited
+		}
 	}
 	if s.get == ex {
 		s.get = nil

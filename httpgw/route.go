@@ -120,9 +120,9 @@ func (rt *route) guard(who *oauth.Identity) (Guard, error) {
 	return rt.gw.cfg.Guard(rt.name, rt.id, rt.spec)
 }
 
-// newGate is the gate of one session, configured as `mcpseal run`
-// configures it.
-func (rt *route) newGate(gd Guard) *gate.Session {
+// newGate is the gate of session s, configured as `mcpseal run`
+// configures it, plus the team gateway's per-caller decisions.
+func (rt *route) newGate(gd Guard, s *session) *gate.Session {
 	gw := rt.gw
 	pins := gw.cfg.Pins
 	if gd.Pins != nil {
@@ -147,6 +147,11 @@ func (rt *route) newGate(gd Guard) *gate.Session {
 			gw.cfg.OnVerified(rt.name, rt.id, profile, o, c)
 		}
 	}
+	if gw.cfg.Auth != nil {
+		cfg.CallerOf, cfg.Hidden = s.callerOf, s.hidden
+	}
+	// The shared session's profiles come from every caller (profiles.go).
+	cfg.EvictIdleProfiles = s.modern
 	g := gate.New(cfg)
 	if gd.Refusal != nil {
 		g.Refuse(*gd.Refusal)

@@ -27,14 +27,19 @@ const (
 	maxStderr = 64 << 20
 	// maxDetached bounds the streams of one session waiting to be resumed.
 	maxDetached = 16
+	// maxOrphans bounds the callers remembered for requests whose client
+	// went away before the answer (see session.orphans); past it a late
+	// answer's events name no caller.
+	maxOrphans = 1024
 )
 
 // session is one gate.Session with its server: a legacy client session,
 // or the route's shared modern session.
 type session struct {
 	rt    *route
-	id    string // the legacy Mcp-Session-Id; "" for the modern session
-	owner string // the identity key that opened a legacy session (auth.go)
+	id    string          // the legacy Mcp-Session-Id; "" for the modern session
+	owner string          // the identity key that opened a legacy session (auth.go)
+	who   *oauth.Identity // the identity that opened a legacy session; nil for the modern one
 	// sealed is the sealed Mcp-Session-Id (sealed.go), nil for a session
 	// only this replica knows.
 	sealed atomic.Pointer[string]
@@ -53,6 +58,10 @@ type session struct {
 	streams  []*exchange          // open POST event streams, oldest first
 	get      *exchange            // the GET stream
 	detached map[string]*exchange // legacy POST streams whose client went away, by stream id
+	// orphans: modern requests whose client went away, by gateway id key,
+	// with their caller, until their answer: the gate's events of a late
+	// answer still name the caller (callerOf).
+	orphans  map[string]*gate.Caller
 	backlog  [][]byte
 	backlogN int
 	next     uint64
@@ -80,17 +89,18 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity, resume *
 		return nil, err
 	}
 	s := &session{
-		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(),
+		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(), who: who,
 		log:      rt.gw.log.With("route", rt.name),
 		exited:   make(chan struct{}),
-		g:        rt.newGate(gd),
 		waiting:  make(map[string]*exchange),
 		restore:  make(map[string][]byte),
 		tokens:   make(map[string]*exchange),
 		untoken:  make(map[string][]byte),
 		detached: make(map[string]*exchange),
+		orphans:  make(map[string]*gate.Caller),
 		lastUsed: time.Now(),
 	}
+	s.g = rt.newGate(gd, s)
 	// Slow decisions (preflight providers) run off the lock and come back
 	// through step like any message.
 	s.g.SetDispatch(func(work func() gate.Verdict, resume func(gate.Verdict) []gate.Out) {
@@ -304,6 +314,7 @@ func (s *session) toClient(frame []byte, origin *exchange) {
 			ex = origin
 		}
 		if ex == nil {
+			delete(s.orphans, key)
 			s.log.Debug("answer for a request nobody waits for dropped")
 			return
 		}

@@ -24,24 +24,24 @@ func (gw *Gateway) respond(w http.ResponseWriter, r *http.Request, s *session, e
 func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *exchange, started bool) {
 	timeout := time.NewTimer(gw.lim.RequestTimeout)
 	defer timeout.Stop()
+	expired, stop := gw.tokenExpiry(r)
+	defer stop()
 	for {
 		select {
 		case <-ex.wake:
+		case <-expired:
+			// The caller's access token is no longer valid: nothing more
+			// is written to it. The answer says why, so that the client
+			// can get a new token and retry.
+			gw.giveUp(w, r, s, ex, started, ReasonExpired, expiredError(ex))
+			return
 		case <-r.Context().Done():
 			if !started || !s.detach(ex) {
 				s.abandon(ex)
 			}
 			return
 		case <-timeout.C:
-			s.abandon(ex)
-			gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: ReasonTimeout, Method: r.Method})
-			f := timeoutError(ex)
-			if !started {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write(f)
-				return
-			}
-			writeEvent(w, "", f)
+			gw.giveUp(w, r, s, ex, started, ReasonTimeout, timeoutError(ex))
 			return
 		}
 		frames, final, result, ended, overflow := ex.take()
@@ -76,6 +76,19 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 			return
 		}
 	}
+}
+
+// giveUp ends an exchange before its answer, answering it with f (as
+// plain JSON, or as the last event of a stream already started).
+func (gw *Gateway) giveUp(w http.ResponseWriter, r *http.Request, s *session, ex *exchange, started bool, reason string, f []byte) {
+	s.abandon(ex)
+	gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: reason, Method: r.Method})
+	if !started {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(f)
+		return
+	}
+	writeEvent(w, "", f)
 }
 
 // resume continues a detached stream after the event lastID names:
@@ -114,6 +127,26 @@ func (s *session) answered(w http.ResponseWriter, ex *exchange, result bool) {
 		return
 	}
 	s.rt.gw.forget(s)
+}
+
+// tokenExpiry returns a channel that fires when the request's access
+// token expires (its exp plus the verifier's leeway, as a new request
+// would be judged): one timer per stream, nothing per event. Without
+// authentication it never fires.
+func (gw *Gateway) tokenExpiry(r *http.Request) (<-chan time.Time, func()) {
+	who := IdentityFrom(r.Context())
+	if who == nil || gw.cfg.Auth == nil || who.Expiry.IsZero() {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Until(who.Expiry.Add(gw.cfg.Auth.Config().Leeway)))
+	return t.C, func() { t.Stop() }
+}
+
+// expiredError is the answer of a request whose caller's token expired
+// while it waited.
+func expiredError(ex *exchange) []byte {
+	data, _ := json.Marshal(refusalData{Reason: ReasonExpired})
+	return jsonrpc.NewError(ex.clientID, CodeForbidden, "mcpseal: the access token expired before the answer; get a new token and retry", data)
 }
 
 // timeoutError is the answer of a request that waited too long.
@@ -173,9 +206,17 @@ func (gw *Gateway) stream(w http.ResponseWriter, r *http.Request, s *session, ex
 	startStream(w)
 	keepalive := time.NewTicker(15 * time.Second)
 	defer keepalive.Stop()
+	expired, stop := gw.tokenExpiry(r)
+	defer stop()
 	for {
 		select {
 		case <-ex.wake:
+		case <-expired:
+			// The stream ends with the caller's token; a client with a
+			// new one opens the next.
+			s.abandon(ex)
+			gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: ReasonExpired, Method: r.Method})
+			return
 		case <-keepalive.C:
 			_, _ = w.Write([]byte(": keepalive\n\n"))
 			if f, ok := w.(http.Flusher); ok {

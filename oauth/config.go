@@ -45,6 +45,8 @@ type issuerJSON struct {
 	Claims     *claimsJSON `json:"claims,omitempty"`
 	// Introspection turns on RFC 7662 for opaque (non-JWT) tokens.
 	Introspection *introspectionJSON `json:"introspection,omitempty"`
+	// RequireATJWT accepts only JWTs typed "at+jwt" (RFC 9068).
+	RequireATJWT bool `json:"require_at_jwt,omitempty"`
 }
 
 type introspectionJSON struct {
@@ -82,6 +84,10 @@ type Issuer struct {
 	// Introspection, when set, validates opaque tokens at the issuer's
 	// introspection endpoint (RFC 7662) with these client credentials.
 	Introspection *Introspection
+	// RequireATJWT refuses every JWT whose header typ is not "at+jwt" or
+	// "application/at+jwt" (RFC 9068 §2.1). Off, a JWT typed "JWT" or not
+	// typed is accepted unless it looks like an ID token (see idToken).
+	RequireATJWT bool
 }
 
 // Introspection is the resource server's credentials at an issuer's
@@ -162,7 +168,7 @@ func ParseConfig(name string, b []byte) (*Config, error) {
 		if err := checkList(is.Audiences, func(s string) bool { return s != "" && len(s) <= 512 && printable(s) }); err != nil {
 			return nil, bad(p+".audiences", err.Error())
 		}
-		out := Issuer{Issuer: is.Issuer, Audiences: is.Audiences, Algorithms: defaultAlgorithms}
+		out := Issuer{Issuer: is.Issuer, Audiences: is.Audiences, Algorithms: defaultAlgorithms, RequireATJWT: is.RequireATJWT}
 		if is.Algorithms != nil {
 			out.Algorithms = nil
 			if len(is.Algorithms) == 0 {

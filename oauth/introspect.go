@@ -42,6 +42,7 @@ type introspector struct {
 	secret   string
 	client   *http.Client
 	now      func() time.Time
+	budget   *budget
 
 	mu    sync.Mutex
 	cache map[[32]byte]answer
@@ -77,7 +78,7 @@ func newIntrospector(is *issuerState, o Options) (*introspector, error) {
 	if secret == "" || !printable(secret) {
 		return nil, errors.New("the introspection secret is empty or not one line of printable ASCII")
 	}
-	return &introspector{is: is, endpoint: u.String(), clientID: in.ClientID, secret: secret, client: o.Client, now: o.Now, cache: make(map[[32]byte]answer)}, nil
+	return &introspector{is: is, endpoint: u.String(), clientID: in.ClientID, secret: secret, client: o.Client, now: o.Now, budget: newBudget(o.Now), cache: make(map[[32]byte]answer)}, nil
 }
 
 func (in *introspector) verify(ctx context.Context, v *Verifier, token, resource string) (*Identity, *Failure) {
@@ -94,7 +95,12 @@ func (in *introspector) verify(ctx context.Context, v *Verifier, token, resource
 	if ok && now.Before(a.until) {
 		return a.id, a.fail
 	}
+	done, ok := in.budget.take(peerOf(ctx))
+	if !ok {
+		return nil, busy()
+	}
 	id, f, until := in.ask(ctx, v, token, resource, now)
+	done()
 	if !until.IsZero() {
 		in.mu.Lock()
 		if len(in.cache) >= maxCached {

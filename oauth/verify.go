@@ -41,6 +41,8 @@ const (
 	ReasonScope      = "scope"                // a required scope is missing (403)
 	ReasonInactive   = "inactive"             // introspection: the token is not active
 	ReasonIntrospect = "introspection-failed" // introspection: the issuer could not be asked
+	ReasonTokenType  = "token-type"           // not an access token: an ID token, or another typ
+	ReasonBusy       = "introspection-busy"   // introspection: too many unknown tokens at once
 )
 
 // Failure is a refused token: the HTTP status (401 or 403), the OAuth
@@ -263,7 +265,59 @@ func (v *Verifier) Verify(ctx context.Context, token, resource string) (*Identit
 	if err := parsed.UnsafeClaimsWithoutVerification(&std); err != nil {
 		return nil, invalid(ReasonClaims)
 	}
+	if !accessToken(is, hdr.ExtraHeaders[jose.HeaderType], std, all, resource) {
+		return nil, invalid(ReasonTokenType)
+	}
 	return v.check(is, std, all, resource)
+}
+
+// idTokenClaims are claims only an OpenID Connect ID token carries (OIDC
+// Core §2, §3.1.3.6, §3.3.2.11): an access token has no use for them.
+var idTokenClaims = []string{"nonce", "at_hash", "c_hash", "s_hash"}
+
+// accessToken reports whether a verified JWT is an access token and not
+// an OpenID Connect ID token (or another JWT the issuer signs): an ID
+// token's aud is the client, and a client that has one for its user must
+// not be able to present it here as an access token.
+//
+// A typ of "at+jwt" or "application/at+jwt" (RFC 9068 §2.1, any case) is
+// an access token. Any other typ ("id_token+jwt", "logout+jwt",
+// "secevent+jwt", a non-string) is not. A typ of "JWT" or none is what
+// most identity providers put on both their access tokens and their ID
+// tokens: unless the issuer's require_at_jwt is set it is taken as an
+// access token only when it carries no ID-token-only claim and its
+// audience is not merely the client it was issued to.
+func accessToken(is *issuerState, typ any, std jwt.Claims, all map[string]json.RawMessage, resource string) bool {
+	t, isString := typ.(string)
+	if typ != nil && !isString {
+		return false
+	}
+	t = strings.ToLower(t)
+	switch {
+	case t == "at+jwt" || t == "application/at+jwt":
+		return true
+	case is.RequireATJWT, typ != nil && t != "jwt" && t != "application/jwt":
+		return false
+	}
+	for _, c := range idTokenClaims {
+		if _, ok := all[c]; ok {
+			return false
+		}
+	}
+	if slices.Contains(std.Audience, resource) {
+		return true
+	}
+	// The audience matched (if at all) through the issuer's configured
+	// audiences: an ID token's aud is its client's id, so an audience that
+	// is also the token's azp or client id names the client, not this
+	// resource.
+	for _, c := range []string{"azp", "client_id"} {
+		var s string
+		if raw, ok := all[c]; ok && json.Unmarshal(raw, &s) == nil && s != "" && slices.Contains(std.Audience, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // check applies the claim rules to a verified token's claims (a JWT's, or

@@ -213,19 +213,15 @@ func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes, logger *sl
 	return ip, nil
 }
 
-// record writes a caller decision the gate cannot attribute: a call the
-// front door refused, or a 2026-07-28 call it forwarded.
+// record writes a call the front door refused, which the gate never
+// sees. (A call it passes is audited by the gate, naming its caller.)
 func (ip *identityPolicy) record(ev httpgw.CallerEvent) {
 	sink := ip.sinks[ev.Route]
 	if sink == nil {
 		return
 	}
 	subject, issuer, client, jti := auditIdentity(ev.Who)
-	a := audit.Event{Op: audit.OpCall, Outcome: audit.Allowed, Tool: ev.Tool, Code: "caller", Subject: subject, Issuer: issuer, Client: client, JTI: jti}
-	if ev.Reason != "" {
-		a.Outcome, a.Code = audit.Refused, ev.Reason
-	}
-	sink.record(a)
+	sink.record(audit.Event{Op: audit.OpCall, Outcome: audit.Refused, Tool: ev.Tool, Code: ev.Reason, Subject: subject, Issuer: issuer, Client: client, JTI: jti})
 }
 
 func (ip *identityPolicy) close() {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -262,7 +263,7 @@ func (a *auditSink) stalled() bool {
 // record queues one event.
 func (a *auditSink) record(ev audit.Event) {
 	ev.Server, ev.Label = a.id.ID, a.id.Label
-	if a.subject != "" {
+	if a.subject != "" && ev.Subject == "" {
 		ev.Subject, ev.Issuer, ev.Client, ev.JTI = a.subject, a.issuer, a.client, a.jti
 	}
 	a.mu.Lock()
@@ -326,6 +327,11 @@ func (a *auditSink) hooks() gate.Hooks {
 // gateEvent maps a gate event to an audit event.
 func (a *auditSink) gateEvent(e gate.Event) {
 	ev := audit.Event{Tool: e.Name, Digest: e.Digest, Code: e.Code, Count: int64(e.Count), Bytes: int64(e.Size)}
+	if c := e.Caller; c != nil {
+		// The caller of this request in a session several callers share
+		// (the team gateway's 2026-07-28 session).
+		ev.Subject, ev.Issuer, ev.Client, ev.JTI = c.Subject, c.Issuer, c.ClientID, strings.TrimPrefix(c.JTIDigest, "sha256:")
+	}
 	switch e.Op {
 	case "connect":
 		ev.Op, ev.Outcome = audit.OpList, audit.Allowed

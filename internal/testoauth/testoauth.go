@@ -65,6 +65,26 @@ type Server struct {
 	// Introspections counts the introspection requests.
 	opaque         map[string]map[string]any
 	Introspections int
+	// stall, when set, holds every introspection answer until it closes.
+	stall chan struct{}
+}
+
+// StallIntrospection holds introspection answers until release is called:
+// a slow or overloaded issuer.
+func (s *Server) StallIntrospection() (release func()) {
+	c := make(chan struct{})
+	s.mu.Lock()
+	s.stall = c
+	s.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(c) }) }
+}
+
+// IntrospectionCount is Introspections, read under the server's lock.
+func (s *Server) IntrospectionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Introspections
 }
 
 // The resource server's credentials at the introspection endpoint.
@@ -188,6 +208,18 @@ func SignPayload(key *ecdsa.PrivateKey, kid string, payload []byte) string {
 func (s *Server) Mint(claims map[string]any) string {
 	k, kid := s.Key()
 	return Sign(k, kid, claims)
+}
+
+// MintTyped signs claims with the current key under the JWS header typ
+// ("" for none): an OpenID Connect ID token ("JWT"), or an access token of
+// an identity provider that does not use RFC 9068's "at+jwt".
+func (s *Server) MintTyped(claims map[string]any, typ string) string {
+	k, kid := s.Key()
+	o := (&jose.SignerOptions{}).WithHeader("kid", kid)
+	if typ != "" {
+		o = o.WithType(jose.ContentType(typ))
+	}
+	return sign(jose.SigningKey{Algorithm: jose.ES256, Key: k}, o, claims)
 }
 
 // Unsigned builds an "alg": "none" token, which no library signs.
@@ -394,7 +426,11 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.Introspections++
 	c, found := s.opaque[r.PostForm.Get("token")]
+	stall := s.stall
 	s.mu.Unlock()
+	if stall != nil {
+		<-stall
+	}
 	if !found {
 		writeJSON(w, http.StatusOK, map[string]any{"active": false})
 		return
