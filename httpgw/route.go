@@ -92,12 +92,16 @@ func newRoute(gw *Gateway, name string, spec *Route) (*route, error) {
 
 // start starts the route's server for one session; a session the host
 // refused before connecting gets a server that never starts.
-func (rt *route) start(g Guard) (stdio.Server, error) {
+func (rt *route) start(g Guard, tracer HeaderTracer) (stdio.Server, error) {
 	if g.Refusal != nil {
 		return stdio.Nothing(), nil
 	}
 	if rt.endpoint != nil {
-		return rt.endpoint.Open(), nil
+		up := rt.endpoint.Open()
+		if tracer != nil {
+			up.SetTrace(tracer.UpstreamHeaders)
+		}
+		return up, nil
 	}
 	if g.Argv != nil {
 		return stdio.StartChild(g.Argv, nil, "")

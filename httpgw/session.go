@@ -38,6 +38,9 @@ type session struct {
 	in     *outbox
 	log    *slog.Logger
 	exited chan struct{} // the server has stopped
+	// tracer, when the session is traced, takes the W3C trace headers of
+	// each client request (and names mcpseal's spans upstream).
+	tracer HeaderTracer
 
 	mu       sync.Mutex // guards g and everything below
 	g        *gate.Session
@@ -65,7 +68,8 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity) (*sessio
 	if err != nil {
 		return nil, err
 	}
-	srv, err := rt.start(gd)
+	tracer, _ := gd.Hooks.Observer.(HeaderTracer)
+	srv, err := rt.start(gd, tracer)
 	if err != nil {
 		if gd.Close != nil {
 			gd.Close()
@@ -73,7 +77,7 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity) (*sessio
 		return nil, err
 	}
 	s := &session{
-		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(),
+		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(), tracer: tracer,
 		log:      rt.gw.log.With("route", rt.name),
 		exited:   make(chan struct{}),
 		g:        rt.newGate(gd),
