@@ -40,9 +40,6 @@ type Source interface {
 	Close() error
 }
 
-// ErrNotLeader is SetCursor's error when another process took the sink's
-// role: the batch was sent (at least once), the cursor is that process's.
-var ErrNotLeader = errors.New("another process ships for this sink now")
 
 // FileSource is the audit log under home, with each sink's cursor and
 // lock in $MCPSEAL_HOME/audit/export/SINK/.

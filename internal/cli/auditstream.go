@@ -71,15 +71,16 @@ func runAuditVerifyStream(e *env, path string, asJSON bool) error {
 }
 
 func newAuditShipCmd(e *env) *cobra.Command {
-	var path string
+	var path, state string
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "ship [--audit-export FILE] [--timeout D]",
+		Use:   "ship [--audit-export FILE] [--state URL] [--timeout D]",
 		Short: "Send the audit events the sinks have not taken yet, then exit",
 		Long: `Ship every audit event a sink of the export file has not acknowledged,
 waiting at most --timeout; exits 1 when a sink is still behind. mcpseal run
 and the gateway ship while they run; this drains what they left (from a
-timer, or before a machine is retired).`,
+timer, or before a machine is retired). With --state (or $MCPSEAL_STATE)
+it ships the fleet's audit log from the database.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 || timeout > time.Hour {
@@ -89,7 +90,7 @@ timer, or before a machine is retired).`,
 			if err != nil {
 				return err
 			}
-			ex, err := startAuditExport(e, path, logger)
+			ex, err := startAuditExport(e, path, state, logger)
 			if err != nil {
 				return err
 			}
@@ -105,6 +106,7 @@ timer, or before a machine is retired).`,
 		},
 	}
 	addAuditExportFlag(cmd.Flags(), &path)
+	addStateFlag(cmd, &state)
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the sinks")
 	return cmd
 }
