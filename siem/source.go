@@ -40,10 +40,11 @@ type Source interface {
 	Close() error
 }
 
-
 // FileSource is the audit log under home, with each sink's cursor and
 // lock in $MCPSEAL_HOME/audit/export/SINK/.
-func FileSource(home string) Source { return &fileSource{home: home, locks: map[string]*os.File{}, held: map[string]bool{}} }
+func FileSource(home string) Source {
+	return &fileSource{home: home, locks: map[string]*os.File{}, held: map[string]bool{}}
+}
 
 type fileSource struct {
 	home  string
