@@ -1,10 +1,16 @@
 package telemetry
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpseal/mcpseal/gate"
 )
 
 const (
@@ -64,5 +70,40 @@ func TestAttackAmbiguousTraceContext(t *testing.T) {
 		if !ok || formatTraceparent(trace.NewSpanContext(sc)) != c.wantTP || st.String() != c.wantTS {
 			t.Errorf("%s: got %v %v %q", c.name, ok, sc, st.String())
 		}
+	}
+}
+
+// TestAttackMadeUpToolNamesCrowdOutRealTools: a client calls 100 tools
+// that do not exist (each refused, unknown-tool) before the real ones.
+// Were every name a label value, the first 64 made-up names would take
+// the tool label's places and the real tools would be metered as other.
+func TestAttackMadeUpToolNamesCrowdOutRealTools(t *testing.T) {
+	t.Parallel()
+	s := &Session{t: &Telemetry{m: newMetrics()}}
+	for i := range 100 {
+		s.event(gate.Event{Op: "call", Outcome: "refused", Code: gate.ReasonUnknownTool, Name: fmt.Sprintf("made-up-%d", i)})
+	}
+	for _, name := range []string{"echo", "add"} {
+		s.event(gate.Event{Op: "call", Outcome: "allowed", Name: name, Digest: "sha256:" + strings.Repeat("0", 64)})
+	}
+	var b bytes.Buffer
+	if err := s.t.m.reg.writeTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, m := range fams["mcpseal_tool_calls_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "tool" {
+				got[l.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if got["echo"] != 1 || got["add"] != 1 || got[otherLabel] != 100 || len(got) != 3 {
+		t.Fatalf("tool label values: %v", got)
 	}
 }

@@ -443,7 +443,15 @@ func (s *Session) event(e gate.Event) {
 		if e.Outcome == "refused" {
 			outcome = "refused"
 		}
-		m.toolCalls.Inc(m.tools.value(e.Name), outcome)
+		// Only a tool of the verified contract (its event carries the
+		// definition's digest) may become a label value: a name a client
+		// made up for a call the gate refused counts as other, so sprayed
+		// names cannot take the label's places before the real tools.
+		tool := otherLabel
+		if e.Digest != "" {
+			tool = m.tools.value(e.Name)
+		}
+		m.toolCalls.Inc(tool, outcome)
 	case "confirm":
 		switch e.Outcome {
 		case "asked":
