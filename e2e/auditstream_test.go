@@ -161,4 +161,31 @@ func TestAuditSpoolFullRefusesCalls(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "fault: gap") {
 		t.Fatalf("a dropped batch: exit %d\n%s", code, out)
 	}
+
+	// The first or the last acknowledged batch dropped: within its own
+	// bounds the copy verifies; bounded by the sink's cursor it is a gap.
+	write := func(bs [][]byte) {
+		os.WriteFile(copyFile, append(bytes.Join(bs, []byte("\n")), '\n'), 0o600)
+	}
+	write(bodies)
+	if out, errOut, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile, "--sink", "hook"); code != 0 {
+		t.Fatalf("the whole copy with --sink: %d\n%s%s", code, out, errOut)
+	}
+	for name, bs := range map[string][][]byte{"first": bodies[1:], "last": bodies[:len(bodies)-1]} {
+		write(bs)
+		if out, errOut, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile); code != 0 {
+			t.Fatalf("without its %s batch, within its own bounds: %d\n%s%s", name, code, out, errOut)
+		}
+		out, _, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile, "--sink", "hook")
+		if code != 1 || !strings.Contains(out, "fault: gap") {
+			t.Errorf("without its %s batch, with --sink: exit %d\n%s", name, code, out)
+		}
+	}
+	write(bodies[1:])
+	if out, _, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile, "--from", "1", "--to", "2"); code != 1 || !strings.Contains(out, "fault: gap") {
+		t.Errorf("--from 1 on a copy without its first batch: exit %d\n%s", code, out)
+	}
+	if _, _, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile, "--sink", "../hook"); code != 2 {
+		t.Errorf("--sink ../hook: exit %d, want a usage error", code)
+	}
 }
