@@ -171,12 +171,12 @@ func Head(home string) (int64, error) {
 type StreamReport struct {
 	// Events is the number of distinct events in the copy; First and
 	// Last their range.
-	Events      int           `json:"events"`
-	First       int64         `json:"first"`
-	Last        int64         `json:"last"`
-	Duplicates  int           `json:"duplicates"`  // identical repeats (at-least-once delivery)
-	NotYet      int64         `json:"not_yet"`     // local events after the copy's last
-	Unavailable int           `json:"unavailable"` // copy events the local log no longer holds (pruned)
+	Events      int   `json:"events"`
+	First       int64 `json:"first"`
+	Last        int64 `json:"last"`
+	Duplicates  int   `json:"duplicates"`  // identical repeats (at-least-once delivery)
+	NotYet      int64 `json:"not_yet"`     // local events after the copy's last
+	Unavailable int   `json:"unavailable"` // copy events the local log no longer holds (pruned)
 	// Unanchored counts pruned copy events that no hash the local log
 	// keeps vouches for: not followed, without a gap, by an event whose
 	// hash a prune record (or the local log's first event) holds.
