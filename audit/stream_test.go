@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -141,4 +142,46 @@ func TestAttackCopyMissingFirstOrLastBatch(t *testing.T) {
 	if rep, err := CheckStreamWithin(home, raws(lines), StreamBounds{From: 1, To: 35}); err != nil || !rep.OK() {
 		t.Fatalf("a copy past the cursor: %+v %v", rep, err)
 	}
+}
+
+// FuzzCheckStreamWithin: whatever a receiver's copy holds and whatever
+// bounds are asked, the check never panics, reports at most
+// maxStreamFaults faults, and never calls a copy faithful when it differs
+// from the local chain's lines.
+func FuzzCheckStreamWithin(f *testing.F) {
+	l, home := openTest(f, Options{MaxFileBytes: 4 << 10, MaxFiles: 2})
+	for range 6 {
+		appendN(f, l, 10)
+	}
+	lines, _, err := ReadAfter(home, 0, 1000)
+	if err != nil || len(lines) == 0 {
+		f.Fatal(len(lines), err)
+	}
+	whole := bytes.Join(raws(lines), []byte("\n"))
+	f.Add(whole, int64(0), int64(0))
+	f.Add(whole, int64(1), int64(60))
+	f.Add(bytes.Join(raws(lines[3:]), []byte("\n")), int64(1), int64(0))
+	f.Add([]byte(`{"v":1,"seq":5,"op":"prune"}`), int64(0), int64(9))
+	f.Fuzz(func(t *testing.T, data []byte, from, to int64) {
+		rep, err := CheckStreamWithin(home, bytes.Split(data, []byte("\n")), StreamBounds{From: from, To: to})
+		if err != nil {
+			return
+		}
+		if len(rep.Faults) > maxStreamFaults {
+			t.Fatalf("%d faults", len(rep.Faults))
+		}
+		if !rep.OK() {
+			return
+		}
+		local := map[int64][]byte{}
+		for _, l := range lines {
+			local[l.Seq] = l.Raw
+		}
+		for _, raw := range bytes.Split(data, []byte("\n")) {
+			seq, _ := peekSeq(raw)
+			if want, ok := local[seq]; ok && !bytes.Equal(want, raw) {
+				t.Fatalf("a copy whose event %d differs from the local line verified", seq)
+			}
+		}
+	})
 }
