@@ -27,4 +27,3 @@ func unacked(c net.Conn) (n int, ok bool) {
 	}
 	return n, true
 }
-
