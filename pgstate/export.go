@@ -52,7 +52,7 @@ func (d *DB) AuditExport() *AuditExport {
 // or does not chain to the row before it in the batch, stops the stream
 // (audit.ErrUnreadable) rather than ship what the chain does not hold.
 // earliest is the first seq the table holds (the database log is not
-// pruned: normally 1).
+// pruned: normally 1). Rows past the head are not shipped.
 func (x *AuditExport) ReadAfter(after int64, max int) ([]audit.Line, int64, error) {
 	max = min(max, maxExportRead)
 	d := x.d
@@ -68,7 +68,12 @@ func (x *AuditExport) ReadAfter(after int64, max int) ([]audit.Line, int64, erro
 	if earliest == nil {
 		return nil, 0, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT seq, line FROM mcpseal_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2`, after, max)
+	// Only rows up to the head: the head moves in the append's own
+	// transaction, so a row past it was written outside mcpseal (the next
+	// append records a rows-past-head gap event after it, and then the
+	// stream carries both).
+	rows, err := tx.Query(ctx, `SELECT seq, line FROM mcpseal_audit_events
+		WHERE seq > $1 AND seq <= (SELECT seq FROM mcpseal_audit_head) ORDER BY seq LIMIT $2`, after, max)
 	if err != nil {
 		return nil, 0, d.fault("reading the audit log", err)
 	}

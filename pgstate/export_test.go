@@ -258,3 +258,32 @@ func TestAttackAuditCursorRowEdited(t *testing.T) {
 		t.Fatal("events were shipped from an unreadable cursor")
 	}
 }
+
+// TestAttackForgedRowPastHeadShipped: a row appended by hand, correctly
+// chained, without moving the head, is not yet flagged by any event; the
+// stream must not carry it to the SIEM as if it were the fleet's.
+func TestAttackForgedRowPastHeadShipped(t *testing.T) {
+	t.Parallel()
+	dsn := freshDB(t)
+	d := openDB(t, dsn)
+	appendFleet(t, d.Audit(), 2, "one")
+	rows := rowsOf(t, dsn)
+	forged, _, err := audit.EncodeAfter([]audit.Event{{Op: audit.OpCall, Outcome: audit.Allowed, Tool: "transfer_funds"}}, 2, audit.LineHash(rows[2]), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, dsn, `INSERT INTO mcpseal_audit_events (seq, line) VALUES (3, $1)`, forged[0])
+	lines, _, err := d.AuditExport().ReadAfter(0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("the stream carries %d events, the forged row past the head among them", len(lines))
+	}
+	// The next append flags it, and then both go.
+	appendFleet(t, d.Audit(), 1, "one")
+	lines, _, err = d.AuditExport().ReadAfter(2, 10)
+	if err != nil || len(lines) != 3 || !bytes.Contains(lines[1].Raw, []byte(`"rows-past-head"`)) {
+		t.Fatalf("after the next append: %d lines, %v", len(lines), err)
+	}
+}
