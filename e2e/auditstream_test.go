@@ -46,6 +46,22 @@ func (h *hookSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.bodies = append(h.bodies, body)
 }
 
+// writeHookExport writes an audit-export.json under dir with one webhook
+// sink "hook" at url (and its key file); extra is more top-level members,
+// each followed by a comma.
+func writeHookExport(t *testing.T, dir string, sink *hookSink, url, extra string) string {
+	t.Helper()
+	keyFile := filepath.Join(dir, "hook.key")
+	if err := os.WriteFile(keyFile, sink.key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(dir, "audit-export.json")
+	if err := os.WriteFile(export, []byte(`{"version":1,`+extra+`"sinks":{"hook":{"type":"webhook","url":"`+url+`/audit","hmac_key_file":"`+keyFile+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return export
+}
+
 func (h *hookSink) set(down bool) {
 	h.mu.Lock()
 	h.down = down
@@ -63,14 +79,7 @@ func TestAuditSpoolFullRefusesCalls(t *testing.T) {
 	sink := &hookSink{down: true, key: []byte(strings.Repeat("s", 32))}
 	srv := httptest.NewServer(sink)
 	defer srv.Close()
-	keyFile := filepath.Join(dir, "hook.key")
-	if err := os.WriteFile(keyFile, sink.key, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	export := filepath.Join(dir, "audit-export.json")
-	if err := os.WriteFile(export, []byte(`{"version":1,"spool_events":6,"sinks":{"hook":{"type":"webhook","url":"`+srv.URL+`/audit","hmac_key_file":"`+keyFile+`"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	export := writeHookExport(t, dir, sink, srv.URL, `"spool_events":6,`)
 	pol := writePolicy(t, `{"version": 1}`)
 	p := startScenario(t, h, []string{"--name", "streamed", "--policy", pol, "--audit-export", export}, telemetryScenario(dir))
 	if _, err := p.Initialize("2025-06-18", nil); err != nil {

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,14 +24,7 @@ func TestFleetAuditExportThroughTheGateway(t *testing.T) {
 	sink := &hookSink{down: true, key: []byte(strings.Repeat("k", 32))}
 	srv := httptest.NewServer(sink)
 	defer srv.Close()
-	keyFile := filepath.Join(dir, "hook.key")
-	if err := os.WriteFile(keyFile, sink.key, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	export := filepath.Join(dir, "audit-export.json")
-	if err := os.WriteFile(export, []byte(`{"version":1,"sinks":{"hook":{"type":"webhook","url":"`+srv.URL+`/audit","hmac_key_file":"`+keyFile+`"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	export := writeHookExport(t, dir, sink, srv.URL, "")
 	file := t.TempDir() + "/defs.json"
 	baseDefs().write(t, file)
 	dsn := pgtestMigrated(t)

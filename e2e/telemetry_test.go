@@ -351,6 +351,23 @@ func TestTraceSpanTreeOverOTLPHTTP(t *testing.T) {
 // TestGatewayTracesOverOTLPGRPC: the gateway exports over OTLP/gRPC, a
 // client's _meta.traceparent reaches the remote upstream unchanged, and
 // neither the launch token nor any content is in a span.
+// echoUpstream is a remote Streamable HTTP server (go-sdk, stateless)
+// with one echo tool carrying secret markers; seen is called with each
+// request and its body before it is served.
+func echoUpstream(seen func(r *http.Request, body []byte)) *httptest.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "MARKER-DESC repeats.", InputSchema: objectSchema(nil)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "MARKER-RESULT"}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		seen(r, b)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		h.ServeHTTP(w, r)
+	}))
+}
+
 func TestGatewayTracesOverOTLPGRPC(t *testing.T) {
 	t.Parallel()
 	recv := &otlpReceiver{}
@@ -366,19 +383,11 @@ func TestGatewayTracesOverOTLPGRPC(t *testing.T) {
 
 	var mu sync.Mutex
 	var bodies []string
-	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "echo", Description: "MARKER-DESC repeats.", InputSchema: objectSchema(nil)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "MARKER-RESULT"}}}, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	up := echoUpstream(func(_ *http.Request, b []byte) {
 		mu.Lock()
 		bodies = append(bodies, string(b))
 		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		h.ServeHTTP(w, r)
-	}))
+	})
 	defer up.Close()
 	g := startGateway(t, home(t), fmt.Sprintf(`{"routes":{"remote":{"url":"%s/mcp","private":true}}}`, up.URL),
 		"--otlp-endpoint", "http://"+l.Addr().String(), "--otlp-protocol", "grpc")
@@ -640,19 +649,11 @@ func TestGatewayHTTPTraceparentContinuesUpstream(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var posts []post
-	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "echo", Description: "MARKER-DESC repeats.", InputSchema: objectSchema(nil)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "MARKER-RESULT"}}}, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	up := echoUpstream(func(r *http.Request, b []byte) {
 		mu.Lock()
 		posts = append(posts, post{body: string(b), traceparent: r.Header.Get("Traceparent"), state: r.Header.Get("Tracestate"), traceparentHeaders: len(r.Header.Values("Traceparent"))})
 		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		h.ServeHTTP(w, r)
-	}))
+	})
 	defer up.Close()
 	g := startGateway(t, home(t), fmt.Sprintf(`{"routes":{"remote":{"url":"%s/mcp","private":true}}}`, up.URL),
 		"--otlp-endpoint", col.URL)

@@ -140,22 +140,10 @@ func (x *AuditExport) Cursor(sink string) (int64, string, error) {
 	if seq == 0 && hash == "" {
 		return 0, "", nil // leased, nothing acknowledged yet
 	}
-	if seq < 1 || !isHash(hash) {
+	if seq < 1 || !audit.IsHash(hash) {
 		return 0, "", fmt.Errorf("the cursor of audit sink %s in %s is malformed", sink, x.d.name)
 	}
 	return seq, hash, nil
-}
-
-func isHash(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // Lead takes or renews the sink's lease: true when this process holds it
@@ -186,7 +174,7 @@ func (x *AuditExport) Lead(sink string) (bool, error) {
 // holds the lease; siem.ErrNotLeader-like failure otherwise (the cursor
 // is the new holder's).
 func (x *AuditExport) SetCursor(sink string, seq int64, hash string) error {
-	if seq < 1 || !isHash(hash) {
+	if seq < 1 || !audit.IsHash(hash) {
 		return errors.New("a sink's cursor is a seq and a line hash")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), x.d.timeout)
