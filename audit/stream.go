@@ -223,6 +223,31 @@ func CheckStream(home string, copyLines [][]byte) (*StreamReport, error) {
 // and the first event's prev; a pruned event whose chain leads to an
 // anchor with another hash is a rewrite.
 func CheckStreamWithin(home string, copyLines [][]byte, b StreamBounds) (*StreamReport, error) {
+	return CheckStreamOf(FileLog(home), copyLines, b)
+}
+
+// FileLog is the audit log under home as a StreamLog.
+func FileLog(home string) StreamLog { return fileStream(home) }
+
+// A StreamLog is a chain CheckStreamOf checks a copy against: the files
+// under a home, or the fleet's database (pgstate.AuditExport).
+type StreamLog interface {
+	// ReadAfter is ReadAfter's contract on this log.
+	ReadAfter(after int64, max int) (lines []Line, earliest int64, err error)
+	// Head returns the seq of the last event (0 when none).
+	Head() (int64, error)
+}
+
+type fileStream string
+
+func (h fileStream) ReadAfter(after int64, max int) ([]Line, int64, error) {
+	return ReadAfter(string(h), after, max)
+}
+
+func (h fileStream) Head() (int64, error) { return Head(string(h)) }
+
+// CheckStreamOf is CheckStreamWithin against any StreamLog.
+func CheckStreamOf(log StreamLog, copyLines [][]byte, b StreamBounds) (*StreamReport, error) {
 	rep := &StreamReport{Faults: []StreamFault{}}
 	fault := func(seq int64, reason, format string, args ...any) {
 		if len(rep.Faults) < maxStreamFaults {
@@ -270,7 +295,7 @@ func CheckStreamWithin(home string, copyLines [][]byte, b StreamBounds) (*Stream
 	if len(seqs) == 0 {
 		return rep, nil
 	}
-	local, anchors, earliest, head, err := localFor(home, rep.First, rep.Last)
+	local, anchors, earliest, head, err := localFor(log, rep.First, rep.Last)
 	if err != nil {
 		return nil, err
 	}
@@ -328,25 +353,30 @@ func CheckStreamWithin(home string, copyLines [][]byte, b StreamBounds) (*Stream
 // localFor reads the local log for a copy of first to last: its lines in
 // that range, the anchors of every prune record it holds (with the first
 // event's prev as the anchor of the event before it), the earliest seq it
-// holds, and its head.
-func localFor(home string, first, last int64) (map[int64]Line, map[int64]string, int64, int64, error) {
+// holds, and its head. The whole log is read only when the copy holds
+// events it pruned (the anchors may be anywhere in it); the files are
+// bounded by their retention, and a database log is never pruned.
+func localFor(log StreamLog, first, last int64) (map[int64]Line, map[int64]string, int64, int64, error) {
 	local := map[int64]Line{}
 	anchors := map[int64]string{}
-	var earliest int64
-	after := int64(0)
-	for {
-		lines, e, err := ReadAfter(home, after, 4096)
+	_, earliest, err := log.ReadAfter(first-1, 1)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	after, stop := first-1, last
+	if earliest > first {
+		after, stop = 0, -1 // pruned events in the copy: every anchor counts
+	}
+	for stop < 0 || after < stop {
+		lines, _, err := log.ReadAfter(after, 4096)
 		if err != nil {
 			return nil, nil, 0, 0, err
 		}
-		if earliest == 0 {
-			earliest = e
-			if len(lines) > 0 && lines[0].Seq > 1 {
-				anchors[lines[0].Seq-1] = lines[0].Prev
-			}
-		}
 		if len(lines) == 0 {
 			break
+		}
+		if after == 0 && lines[0].Seq > 1 {
+			anchors[lines[0].Seq-1] = lines[0].Prev
 		}
 		for _, l := range lines {
 			if l.Seq >= first && l.Seq <= last {
@@ -360,7 +390,7 @@ func localFor(home string, first, last int64) (map[int64]Line, map[int64]string,
 		}
 		after = lines[len(lines)-1].Seq
 	}
-	head, err := Head(home)
+	head, err := log.Head()
 	if err != nil {
 		head = 0
 	}

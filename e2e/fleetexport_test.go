@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -94,6 +96,33 @@ func TestFleetAuditExportThroughTheGateway(t *testing.T) {
 	cursor, err := pgx.CollectExactlyOneRow(c, pgx.RowTo[int64])
 	if err != nil || cursor != int64(len(rows)) {
 		t.Fatalf("the database's cursor is %d (%v), want %d", cursor, err, len(rows))
+	}
+
+	// The receiver's copy checked against the database, bounded by the
+	// sink's cursor there: whole, it verifies; without its last event it
+	// verifies only within its own bounds.
+	copyFile := filepath.Join(dir, "copy.jsonl")
+	write := func(ls [][]byte) {
+		if err := os.WriteFile(copyFile, append(bytes.Join(ls, []byte("\n")), '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(lines)
+	if out, errOut, code := mcpseal(t, home(t), "audit", "verify", "--stream", copyFile, "--state", dsn, "--sink", "hook"); code != 0 || !strings.Contains(out, "stream copy ok") {
+		t.Fatalf("verify --stream --state --sink: %d\n%s%s", code, out, errOut)
+	}
+	var short [][]byte
+	for _, l := range lines {
+		if e, _ := audit.ParseLine(l); e.Seq != int64(len(rows)) {
+			short = append(short, l)
+		}
+	}
+	write(short)
+	if out, errOut, code := mcpseal(t, home(t), "audit", "verify", "--stream", copyFile, "--state", dsn); code != 0 {
+		t.Fatalf("the short copy within its own bounds: %d\n%s%s", code, out, errOut)
+	}
+	if out, _, code := mcpseal(t, home(t), "audit", "verify", "--stream", copyFile, "--state", dsn, "--sink", "hook"); code != 1 || !strings.Contains(out, "fault: gap") {
+		t.Fatalf("the copy without its last event, bounded by the database's cursor: %d\n%s", code, out)
 	}
 }
 

@@ -133,12 +133,12 @@ func (f *fileSource) Close() error {
 }
 
 // SinkCursor returns the last seq the sink acknowledged, from its cursor
-// under home; present is false when it has none (it took nothing yet). A
-// name that is not a sink's is an error (it names a folder).
-func SinkCursor(home, sink string) (seq int64, present bool, err error) {
+// in src; present is false when it has none (it took nothing yet). A name
+// that is not a sink's is an error (it names a folder or a row).
+func SinkCursor(src Source, sink string) (seq int64, present bool, err error) {
 	if !validSinkName(sink) {
 		return 0, false, errors.New("a sink name is 1 to 32 of [a-z0-9-], not starting with -")
 	}
-	seq, _, err = FileSource(home).Cursor(sink)
+	seq, _, err = src.Cursor(sink)
 	return seq, seq > 0, err
 }

@@ -53,14 +53,13 @@ faults; exact repeats (at-least-once delivery) are counted, not faults.
 By default the copy must run without a gap from its own first event to
 its own last; --sink NAME requires every event from 1 (or --from) to the
 last one that sink acknowledged (its cursor here), and --from/--to give
-the bounds by hand, so that a copy missing its first or last batch fails.`,
+the bounds by hand, so that a copy missing its first or last batch fails.
+With --state (or $MCPSEAL_STATE) the copy is checked against the fleet's
+audit log in the database, and --sink reads the sink's cursor there.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if stream != "" {
-				if state != "" {
-					return &usageError{errors.New("--stream checks a copy against the local audit log; it does not take --state yet")}
-				}
-				return runAuditVerifyStream(e, stream, asJSON, streamBounds{sink: sink, from: from, to: to})
+				return runAuditVerifyStream(e, stream, asJSON, state, streamBounds{sink: sink, from: from, to: to})
 			}
 			if sink != "" || from != 0 || to != 0 {
 				return &usageError{errors.New("--sink, --from and --to bound a --stream check")}

@@ -33,7 +33,7 @@ type streamBounds struct {
 // reads the sink's cursor (and the copy must then start at 1 unless
 // --from says otherwise); a sink with no cursor, or bounds that cannot be
 // met, are refused rather than read as no bound.
-func (b streamBounds) resolve(home string) (audit.StreamBounds, error) {
+func (b streamBounds) resolve(cursor func(sink string) (int64, bool, error)) (audit.StreamBounds, error) {
 	out := audit.StreamBounds{From: b.from, To: b.to}
 	if b.from < 0 || b.to < 0 {
 		return out, &usageError{errors.New("--from and --to are event seqs, 1 or more")}
@@ -42,7 +42,7 @@ func (b streamBounds) resolve(home string) (audit.StreamBounds, error) {
 		if b.to != 0 {
 			return out, &usageError{errors.New("--sink and --to both give the last event: pass one")}
 		}
-		seq, ok, err := siem.SinkCursor(home, b.sink)
+		seq, ok, err := cursor(b.sink)
 		if err != nil {
 			return out, &usageError{fmt.Errorf("--sink: %w", err)}
 		}
@@ -60,12 +60,28 @@ func (b streamBounds) resolve(home string) (audit.StreamBounds, error) {
 	return out, nil
 }
 
-func runAuditVerifyStream(e *env, path string, asJSON bool, sb streamBounds) error {
+func runAuditVerifyStream(e *env, path string, asJSON bool, state string, sb streamBounds) error {
 	home, err := auditHome(e)
 	if err != nil {
 		return err
 	}
-	bounds, err := sb.resolve(home)
+	url, err := stateURL(e, state)
+	if err != nil {
+		return err
+	}
+	files := siem.FileSource(home)
+	defer files.Close()
+	log, src := audit.FileLog(home), files
+	if url != "" {
+		db, err := openStateDB(url, false)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		x := db.AuditExport()
+		log, src = x, x
+	}
+	bounds, err := sb.resolve(func(sink string) (int64, bool, error) { return siem.SinkCursor(src, sink) })
 	if err != nil {
 		return err
 	}
@@ -77,7 +93,7 @@ func runAuditVerifyStream(e *env, path string, asJSON bool, sb streamBounds) err
 	if err != nil {
 		return exitWith(ExitFailure, fmt.Errorf("the stream copy: %w", err))
 	}
-	rep, err := audit.CheckStreamWithin(home, lines, bounds)
+	rep, err := audit.CheckStreamOf(log, lines, bounds)
 	if err != nil {
 		return fmt.Errorf("reading the audit log: %w", err)
 	}
