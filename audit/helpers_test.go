@@ -20,7 +20,7 @@ func fixedClock() func() time.Time {
 }
 
 // openTest opens a log under a fresh home.
-func openTest(t *testing.T, o Options) (*Log, string) {
+func openTest(t testing.TB, o Options) (*Log, string) {
 	t.Helper()
 	home := t.TempDir()
 	if o.Now == nil {
@@ -41,7 +41,7 @@ func callEvent(i int) Event {
 		Stage: "before_tool_call", Code: "allowed", Provider: "builtin", Digest: testDigest, Bytes: int64(100 + i), Millis: int64(i)}
 }
 
-func appendN(t *testing.T, l *Log, n int) {
+func appendN(t testing.TB, l *Log, n int) {
 	t.Helper()
 	for i := range n {
 		if err := l.Append(callEvent(i)); err != nil {

@@ -251,6 +251,10 @@ func lineHash(line []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// IsHash reports whether s has the form of a line hash (LineHash): 64
+// lowercase hex characters.
+func IsHash(s string) bool { return isHex(s, 64) }
+
 func isHex(s string, n int) bool {
 	if len(s) != n {
 		return false

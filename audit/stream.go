@@ -171,13 +171,17 @@ func Head(home string) (int64, error) {
 type StreamReport struct {
 	// Events is the number of distinct events in the copy; First and
 	// Last their range.
-	Events      int           `json:"events"`
-	First       int64         `json:"first"`
-	Last        int64         `json:"last"`
-	Duplicates  int           `json:"duplicates"`  // identical repeats (at-least-once delivery)
-	NotYet      int64         `json:"not_yet"`     // local events after the copy's last
-	Unavailable int           `json:"unavailable"` // copy events the local log no longer holds (pruned)
-	Faults      []StreamFault `json:"faults"`
+	Events      int   `json:"events"`
+	First       int64 `json:"first"`
+	Last        int64 `json:"last"`
+	Duplicates  int   `json:"duplicates"`  // identical repeats (at-least-once delivery)
+	NotYet      int64 `json:"not_yet"`     // local events after the copy's last
+	Unavailable int   `json:"unavailable"` // copy events the local log no longer holds (pruned)
+	// Unanchored counts pruned copy events that no hash the local log
+	// keeps vouches for: not followed, without a gap, by an event whose
+	// hash a prune record (or the local log's first event) holds.
+	Unanchored int           `json:"unanchored"`
+	Faults     []StreamFault `json:"faults"`
 }
 
 // OK says the copy is a faithful, gapless part of the chain.
@@ -186,7 +190,7 @@ func (r *StreamReport) OK() bool { return len(r.Faults) == 0 }
 // StreamFault is one finding; it never quotes the copy's bytes.
 type StreamFault struct {
 	Seq    int64  `json:"seq,omitempty"`
-	Reason string `json:"reason"` // gap, rewrite, conflict, chain, malformed
+	Reason string `json:"reason"` // gap, rewrite, conflict, chain, malformed, missing
 	Detail string `json:"detail"`
 }
 
@@ -194,14 +198,56 @@ type StreamFault struct {
 // the copy is plainly not the chain.
 const maxStreamFaults = 1000
 
-// CheckStream checks a receiver's copy of the stream (its lines, in the
-// order received, duplicates allowed) against the local chain: every
+// StreamBounds are the events a copy must hold, whatever its own first
+// and last say: From to To (0: the copy's own first, or last). A copy
+// missing its first or last acknowledged batch is otherwise a shorter
+// copy that verifies.
+type StreamBounds struct {
+	From, To int64
+}
+
+// CheckStream checks a copy within its own first and last events; see
+// CheckStreamWithin.
+func CheckStream(home string, copyLines [][]byte) (*StreamReport, error) {
+	return CheckStreamWithin(home, copyLines, StreamBounds{})
+}
+
+// CheckStreamWithin checks a receiver's copy of the stream (its lines, in
+// the order received, duplicates allowed) against the local chain: every
 // event must be byte for byte the local line of its seq (a rewrite is a
 // fault), a repeated seq must repeat the same bytes, the copy's events
-// must run without a gap from its first to its last, and each must chain
-// to the one before. Events the local log has pruned are checked by the
-// chain alone.
-func CheckStream(home string, copyLines [][]byte) (*StreamReport, error) {
+// must run without a gap from b.From (else its first) to b.To (else its
+// last), and each must chain to the one before. Events the local log has
+// pruned are checked by the chain and tied to the hashes the local log
+// kept of them: each prune record's anchor (the last event it deleted)
+// and the first event's prev; a pruned event whose chain leads to an
+// anchor with another hash is a rewrite.
+func CheckStreamWithin(home string, copyLines [][]byte, b StreamBounds) (*StreamReport, error) {
+	return CheckStreamOf(FileLog(home), copyLines, b)
+}
+
+// FileLog is the audit log under home as a StreamLog.
+func FileLog(home string) StreamLog { return fileStream(home) }
+
+// A StreamLog is a chain CheckStreamOf checks a copy against: the files
+// under a home, or the fleet's database (pgstate.AuditExport).
+type StreamLog interface {
+	// ReadAfter is ReadAfter's contract on this log.
+	ReadAfter(after int64, max int) (lines []Line, earliest int64, err error)
+	// Head returns the seq of the last event (0 when none).
+	Head() (int64, error)
+}
+
+type fileStream string
+
+func (h fileStream) ReadAfter(after int64, max int) ([]Line, int64, error) {
+	return ReadAfter(string(h), after, max)
+}
+
+func (h fileStream) Head() (int64, error) { return Head(string(h)) }
+
+// CheckStreamOf is CheckStreamWithin against any StreamLog.
+func CheckStreamOf(log StreamLog, copyLines [][]byte, b StreamBounds) (*StreamReport, error) {
 	rep := &StreamReport{Faults: []StreamFault{}}
 	fault := func(seq int64, reason, format string, args ...any) {
 		if len(rep.Faults) < maxStreamFaults {
@@ -231,60 +277,122 @@ func CheckStream(home string, copyLines [][]byte) (*StreamReport, error) {
 	}
 	slices.Sort(seqs)
 	rep.Events = len(seqs)
+	if len(seqs) > 0 {
+		rep.First, rep.Last = seqs[0], seqs[len(seqs)-1]
+	}
+	switch {
+	case len(seqs) == 0 && b.From > 0 && b.To >= b.From:
+		fault(b.From, "gap", "events %d to %d are missing from the copy (it holds none)", b.From, b.To)
+	case len(seqs) == 0:
+	default:
+		if b.From > 0 && rep.First > b.From {
+			fault(b.From, "gap", "events %d to %d are missing from the copy, before its first", b.From, rep.First-1)
+		}
+		if b.To > 0 && rep.Last < b.To {
+			fault(rep.Last+1, "gap", "events %d to %d are missing from the copy, after its last (the sink acknowledged up to %d)", rep.Last+1, b.To, b.To)
+		}
+	}
 	if len(seqs) == 0 {
 		return rep, nil
 	}
-	rep.First, rep.Last = seqs[0], seqs[len(seqs)-1]
-	local := map[int64]Line{}
-	after := rep.First - 1
-	var earliest int64
-	for after < rep.Last {
-		lines, first, err := ReadAfter(home, after, 4096)
-		if err != nil {
-			return nil, err
-		}
-		if earliest == 0 {
-			earliest = first
-		}
-		if len(lines) == 0 {
-			break
-		}
-		for _, l := range lines {
-			if l.Seq <= rep.Last {
-				local[l.Seq] = l
-			}
-		}
-		after = lines[len(lines)-1].Seq
+	local, anchors, earliest, head, err := localFor(log, rep.First, rep.Last)
+	if err != nil {
+		return nil, err
 	}
-	if head, err := Head(home); err == nil && head > rep.Last {
+	if head > rep.Last {
 		rep.NotYet = head - rep.Last
 	}
-	var prevHash string
+	var (
+		prevHash string
+		pending  int // pruned events in a row, chained, not yet tied to an anchor
+	)
 	for i, s := range seqs {
 		raw := got[s]
 		if i > 0 && s != seqs[i-1]+1 {
 			fault(seqs[i-1]+1, "gap", "events %d to %d are missing from the copy", seqs[i-1]+1, s-1)
 			prevHash = ""
+			rep.Unanchored += pending
+			pending = 0
 		}
 		e, err := parseLine(raw)
 		if err != nil {
 			fault(s, "malformed", "event %d %v", s, err)
 			prevHash = ""
+			rep.Unanchored += pending
+			pending = 0
 			continue
 		}
 		if prevHash != "" && e.Prev != prevHash {
 			fault(s, "chain", "event %d does not chain to the event before it", s)
+			rep.Unanchored += pending
+			pending = 0
 		}
-		prevHash = lineHash(raw)
+		h := lineHash(raw)
+		prevHash = h
 		l, ok := local[s]
 		switch {
 		case !ok && earliest > 0 && s < earliest:
-			rep.Unavailable++ // pruned by rotation here; the chain checks it
+			rep.Unavailable++ // pruned by rotation here
+			pending++
+			if want, anchored := anchors[s]; anchored {
+				if want != h {
+					fault(s, "rewrite", "event %d differs from the hash the local log kept of it (a prune record): events up to it were rewritten", s)
+				}
+				pending = 0
+			}
 		case !ok:
 			fault(s, "missing", "the local log does not hold event %d: it was removed here", s)
 		case !bytes.Equal(l.Raw, raw):
 			fault(s, "rewrite", "event %d differs from the local log's", s)
 		}
 	}
+	rep.Unanchored += pending
 	return rep, nil
+}
+
+// localFor reads the local log for a copy of first to last: its lines in
+// that range, the anchors of every prune record it holds (with the first
+// event's prev as the anchor of the event before it), the earliest seq it
+// holds, and its head. The whole log is read only when the copy holds
+// events it pruned (the anchors may be anywhere in it); the files are
+// bounded by their retention, and a database log is never pruned.
+func localFor(log StreamLog, first, last int64) (map[int64]Line, map[int64]string, int64, int64, error) {
+	local := map[int64]Line{}
+	anchors := map[int64]string{}
+	_, earliest, err := log.ReadAfter(first-1, 1)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	after, stop := first-1, last
+	if earliest > first {
+		after, stop = 0, -1 // pruned events in the copy: every anchor counts
+	}
+	for stop < 0 || after < stop {
+		lines, _, err := log.ReadAfter(after, 4096)
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		if len(lines) == 0 {
+			break
+		}
+		if after == 0 && lines[0].Seq > 1 {
+			anchors[lines[0].Seq-1] = lines[0].Prev
+		}
+		for _, l := range lines {
+			if l.Seq >= first && l.Seq <= last {
+				local[l.Seq] = l
+			}
+			if bytes.Contains(l.Raw, []byte(`"op":"prune"`)) {
+				if ev, err := parseLine(l.Raw); err == nil && ev.Op == OpPrune && ev.Anchor != nil {
+					anchors[ev.Anchor.Seq] = ev.Anchor.Hash
+				}
+			}
+		}
+		after = lines[len(lines)-1].Seq
+	}
+	head, err := log.Head()
+	if err != nil {
+		head = 0
+	}
+	return local, anchors, earliest, head, nil
 }

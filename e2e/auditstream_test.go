@@ -46,6 +46,22 @@ func (h *hookSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.bodies = append(h.bodies, body)
 }
 
+// writeHookExport writes an audit-export.json under dir with one webhook
+// sink "hook" at url (and its key file); extra is more top-level members,
+// each followed by a comma.
+func writeHookExport(t *testing.T, dir string, sink *hookSink, url, extra string) string {
+	t.Helper()
+	keyFile := filepath.Join(dir, "hook.key")
+	if err := os.WriteFile(keyFile, sink.key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(dir, "audit-export.json")
+	if err := os.WriteFile(export, []byte(`{"version":1,`+extra+`"sinks":{"hook":{"type":"webhook","url":"`+url+`/audit","hmac_key_file":"`+keyFile+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return export
+}
+
 func (h *hookSink) set(down bool) {
 	h.mu.Lock()
 	h.down = down
@@ -63,14 +79,7 @@ func TestAuditSpoolFullRefusesCalls(t *testing.T) {
 	sink := &hookSink{down: true, key: []byte(strings.Repeat("s", 32))}
 	srv := httptest.NewServer(sink)
 	defer srv.Close()
-	keyFile := filepath.Join(dir, "hook.key")
-	if err := os.WriteFile(keyFile, sink.key, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	export := filepath.Join(dir, "audit-export.json")
-	if err := os.WriteFile(export, []byte(`{"version":1,"spool_events":6,"sinks":{"hook":{"type":"webhook","url":"`+srv.URL+`/audit","hmac_key_file":"`+keyFile+`"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	export := writeHookExport(t, dir, sink, srv.URL, `"spool_events":6,`)
 	pol := writePolicy(t, `{"version": 1}`)
 	p := startScenario(t, h, []string{"--name", "streamed", "--policy", pol, "--audit-export", export}, telemetryScenario(dir))
 	if _, err := p.Initialize("2025-06-18", nil); err != nil {
@@ -160,5 +169,32 @@ func TestAuditSpoolFullRefusesCalls(t *testing.T) {
 	out, _, code = mcpseal(t, h, "audit", "verify", "--stream", copyFile)
 	if code != 1 || !strings.Contains(out, "fault: gap") {
 		t.Fatalf("a dropped batch: exit %d\n%s", code, out)
+	}
+
+	// The first or the last acknowledged batch dropped: within its own
+	// bounds the copy verifies; bounded by the sink's cursor it is a gap.
+	write := func(bs [][]byte) {
+		os.WriteFile(copyFile, append(bytes.Join(bs, []byte("\n")), '\n'), 0o600)
+	}
+	write(bodies)
+	if out, errOut, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile, "--sink", "hook"); code != 0 {
+		t.Fatalf("the whole copy with --sink: %d\n%s%s", code, out, errOut)
+	}
+	for name, bs := range map[string][][]byte{"first": bodies[1:], "last": bodies[:len(bodies)-1]} {
+		write(bs)
+		if out, errOut, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile); code != 0 {
+			t.Fatalf("without its %s batch, within its own bounds: %d\n%s%s", name, code, out, errOut)
+		}
+		out, _, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile, "--sink", "hook")
+		if code != 1 || !strings.Contains(out, "fault: gap") {
+			t.Errorf("without its %s batch, with --sink: exit %d\n%s", name, code, out)
+		}
+	}
+	write(bodies[1:])
+	if out, _, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile, "--from", "1", "--to", "2"); code != 1 || !strings.Contains(out, "fault: gap") {
+		t.Errorf("--from 1 on a copy without its first batch: exit %d\n%s", code, out)
+	}
+	if _, _, code := mcpseal(t, h, "audit", "verify", "--stream", copyFile, "--sink", "../hook"); code != 2 {
+		t.Errorf("--sink ../hook: exit %d, want a usage error", code)
 	}
 }

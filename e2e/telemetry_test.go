@@ -351,6 +351,23 @@ func TestTraceSpanTreeOverOTLPHTTP(t *testing.T) {
 // TestGatewayTracesOverOTLPGRPC: the gateway exports over OTLP/gRPC, a
 // client's _meta.traceparent reaches the remote upstream unchanged, and
 // neither the launch token nor any content is in a span.
+// echoUpstream is a remote Streamable HTTP server (go-sdk, stateless)
+// with one echo tool carrying secret markers; seen is called with each
+// request and its body before it is served.
+func echoUpstream(seen func(r *http.Request, body []byte)) *httptest.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "MARKER-DESC repeats.", InputSchema: objectSchema(nil)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "MARKER-RESULT"}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		seen(r, b)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		h.ServeHTTP(w, r)
+	}))
+}
+
 func TestGatewayTracesOverOTLPGRPC(t *testing.T) {
 	t.Parallel()
 	recv := &otlpReceiver{}
@@ -366,19 +383,11 @@ func TestGatewayTracesOverOTLPGRPC(t *testing.T) {
 
 	var mu sync.Mutex
 	var bodies []string
-	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "echo", Description: "MARKER-DESC repeats.", InputSchema: objectSchema(nil)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "MARKER-RESULT"}}}, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	up := echoUpstream(func(_ *http.Request, b []byte) {
 		mu.Lock()
 		bodies = append(bodies, string(b))
 		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		h.ServeHTTP(w, r)
-	}))
+	})
 	defer up.Close()
 	g := startGateway(t, home(t), fmt.Sprintf(`{"routes":{"remote":{"url":"%s/mcp","private":true}}}`, up.URL),
 		"--otlp-endpoint", "http://"+l.Addr().String(), "--otlp-protocol", "grpc")
@@ -605,4 +614,100 @@ func TestWithheldResultCountsAsRefusal(t *testing.T) {
 	if n := counter(fams, "mcpseal_refusals_total", nil); n != 1 {
 		t.Errorf("refusals = %v, want 1", n)
 	}
+}
+
+// traceHeaderRT adds W3C trace headers to every request a client sends.
+type traceHeaderRT struct {
+	next               http.RoundTripper
+	traceparent, state string
+}
+
+func (h traceHeaderRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Traceparent", h.traceparent)
+	r.Header.Set("Tracestate", h.state)
+	return h.next.RoundTrip(r)
+}
+
+// TestGatewayHTTPTraceparentContinuesUpstream: a client that carries its
+// trace context only in the HTTP traceparent and tracestate headers (no
+// _meta) continues its trace through the gateway: the request span is a
+// child of the client's span, and the url route's POST to the server
+// carries a traceparent in the same trace naming mcpseal's upstream span,
+// with the client's tracestate; the body the server receives has no trace
+// context added.
+func TestGatewayHTTPTraceparentContinuesUpstream(t *testing.T) {
+	t.Parallel()
+	recv := &otlpReceiver{}
+	col := httptest.NewServer(recv)
+	defer col.Close()
+
+	type post struct {
+		body               string
+		traceparent, state string
+		traceparentHeaders int
+	}
+	var mu sync.Mutex
+	var posts []post
+	up := echoUpstream(func(r *http.Request, b []byte) {
+		mu.Lock()
+		posts = append(posts, post{body: string(b), traceparent: r.Header.Get("Traceparent"), state: r.Header.Get("Tracestate"), traceparentHeaders: len(r.Header.Values("Traceparent"))})
+		mu.Unlock()
+	})
+	defer up.Close()
+	g := startGateway(t, home(t), fmt.Sprintf(`{"routes":{"remote":{"url":"%s/mcp","private":true}}}`, up.URL),
+		"--otlp-endpoint", col.URL)
+	traceID, parentID, tp := newTraceparent()
+	const state = "congo=t61rcWkgMzE"
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpseal-e2e-http", Version: "1.0.0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tr := &mcp.StreamableClientTransport{Endpoint: g.url + "/remote", MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: traceHeaderRT{next: bearerRT{g.token}, traceparent: tp, state: state}}}
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "MARKER-ARG"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	g.stop()
+	spans := recv.waitSpans(t, "tools/call echo", "mcpseal.upstream")
+	call := spansNamed(spans, "tools/call echo")[0]
+	if hex.EncodeToString(call.TraceId) != traceID || hex.EncodeToString(call.ParentSpanId) != parentID {
+		t.Fatalf("the call span is in trace %x under %x, want %s under %s", call.TraceId, call.ParentSpanId, traceID, parentID)
+	}
+	var upstream *tracepb.Span
+	for _, sp := range spansNamed(spans, "mcpseal.upstream") {
+		if bytes.Equal(sp.ParentSpanId, call.SpanId) {
+			upstream = sp
+		}
+	}
+	if upstream == nil {
+		t.Fatal("no mcpseal.upstream span under the call's span")
+	}
+	want := "00-" + traceID + "-" + hex.EncodeToString(upstream.SpanId) + "-01"
+	mu.Lock()
+	defer mu.Unlock()
+	found := false
+	for _, p := range posts {
+		if strings.Contains(p.body, "traceparent") {
+			t.Errorf("the upstream's body carries trace context the client never put there: %s", p.body)
+		}
+		if p.traceparentHeaders > 1 {
+			t.Errorf("%d traceparent headers upstream", p.traceparentHeaders)
+		}
+		if !strings.Contains(p.body, `"tools/call"`) {
+			continue
+		}
+		found = true
+		if p.traceparent != want || p.state != state {
+			t.Errorf("the upstream's tools/call POST carried traceparent %q tracestate %q, want %q %q", p.traceparent, p.state, want, state)
+		}
+	}
+	if !found {
+		t.Fatal("the upstream never received the call")
+	}
+	recv.noSecrets(t, g.token)
 }

@@ -22,6 +22,10 @@ const (
 	paramPrefix   = "Mcp-Param-"
 	lastIDHeader  = "Last-Event-Id"
 
+	// W3C Trace Context headers, set only when the session is traced.
+	traceparentHeader = "Traceparent"
+	tracestateHeader  = "Tracestate"
+
 	// ModernVersion is the first protocol version with the stateless
 	// transport and the standard request headers.
 	ModernVersion = "2026-07-28"

@@ -51,6 +51,7 @@ func (u *Upstream) exchange(frame []byte, m jsonrpc.Message, done chan struct{})
 		return
 	}
 	u.setProtocolHeaders(req.Header, m)
+	u.setTraceHeaders(req.Header, m)
 	resp, err := u.do(req)
 	if err != nil {
 		u.fail(id, u.transportFailure(f, err))
@@ -243,6 +244,25 @@ func (u *Upstream) setProtocolHeaders(h http.Header, m jsonrpc.Message) {
 	h.Set(versionHeader, version)
 	if version >= ModernVersion {
 		SetHeaders(h, m, u.Bindings)
+	}
+}
+
+// setTraceHeaders names the gate's span for a request's round trip in the
+// W3C headers, when the session is traced.
+func (u *Upstream) setTraceHeaders(h http.Header, m jsonrpc.Message) {
+	u.mu.Lock()
+	f := u.trace
+	u.mu.Unlock()
+	if f == nil || m.Kind != jsonrpc.Request {
+		return
+	}
+	tp, ts := f(m.ID)
+	if tp == "" {
+		return
+	}
+	h.Set(traceparentHeader, tp)
+	if ts != "" {
+		h.Set(tracestateHeader, ts)
 	}
 }
 

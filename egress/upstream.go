@@ -54,6 +54,7 @@ type Upstream struct {
 	version   string // legacy negotiated version
 	modern    string // the last modern version seen, for notifications
 	getOnce   bool   // the GET stream was started
+	trace     func(id []byte) (traceparent, tracestate string)
 	closing   bool
 
 	stopOnce sync.Once
@@ -192,6 +193,16 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, errors.New("the upstream URL must not have a fragment")
 	}
 	return u, nil
+}
+
+// SetTrace makes every request this session forwards carry the W3C
+// traceparent and tracestate headers f returns for its id (none when f
+// returns ""): the gate's span for the round trip, so the server's spans
+// continue the trace under mcpseal's. The body is sent unchanged.
+func (u *Upstream) SetTrace(f func(id []byte) (traceparent, tracestate string)) {
+	u.mu.Lock()
+	u.trace = f
+	u.mu.Unlock()
 }
 
 // Stdin receives the frames for the upstream.

@@ -41,6 +41,9 @@ type exchange struct {
 	// streamID names a legacy POST stream for Last-Event-ID; "" when the
 	// stream cannot be resumed (2026-07-28 has no resumption).
 	streamID string
+	// traceparent and tracestate are the request's W3C trace headers, all
+	// their values, for the session's telemetry (HeaderTracer).
+	traceparent, tracestate []string
 	// log holds the events written so far (the last maxReplayBytes of
 	// them), for a client that resumes; base is the sequence number of
 	// log[0] minus one.

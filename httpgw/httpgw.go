@@ -198,6 +198,15 @@ type Guard struct {
 	Close func()
 }
 
+// A HeaderTracer is a gate.Observer that also takes trace context from
+// HTTP (telemetry.Session): the W3C traceparent and tracestate headers of
+// each client request, just before the gate takes it, and the headers to
+// send with a request forwarded to a url route's server.
+type HeaderTracer interface {
+	HeaderContext(traceparent, tracestate []string)
+	UpstreamHeaders(id []byte) (traceparent, tracestate string)
+}
+
 // Event is one refusal or failure, with no message content in it.
 type Event struct {
 	Kind    string // EventRefused or EventUpstream

@@ -84,6 +84,7 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 	ex := newExchange(acceptJSON, acceptSSE)
 	ex.initialize = m.Method == "initialize" && !modern
 	ex.clientID = m.ID
+	ex.traceparent, ex.tracestate = r.Header.Values("Traceparent"), r.Header.Values("Tracestate")
 	if gw.cfg.Auth != nil {
 		ex.filter = gw.listingFilter(r, rt, m)
 		ex.who = IdentityFrom(r.Context())

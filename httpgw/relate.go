@@ -70,6 +70,10 @@ func (s *session) send(ex *exchange, frame []byte, m jsonrpc.Message) *refusal {
 			return nil // a request this gateway cannot tell apart: dropped
 		}
 	}
+	if s.tracer != nil {
+		s.tracer.HeaderContext(ex.traceparent, ex.tracestate)
+		defer s.tracer.HeaderContext(nil, nil)
+	}
 	if s.run(ex, gate.ToClient, frame, func() []gate.Out { return s.g.FromClient(frame) }) {
 		s.after()
 	}

@@ -93,15 +93,21 @@ func newRoute(gw *Gateway, name string, spec *Route) (*route, error) {
 
 // start starts the route's server for one session; a session the host
 // refused before connecting gets a server that never starts.
-func (rt *route) start(g Guard, resume *sessionid.Claims) (stdio.Server, error) {
+func (rt *route) start(g Guard, resume *sessionid.Claims, tracer HeaderTracer) (stdio.Server, error) {
 	if g.Refusal != nil {
 		return stdio.Nothing(), nil
 	}
-	if rt.endpoint != nil && resume != nil {
-		return rt.endpoint.Resume(resume.Upstream, resume.Protocol), nil
-	}
 	if rt.endpoint != nil {
-		return rt.endpoint.Open(), nil
+		var up *egress.Upstream
+		if resume != nil {
+			up = rt.endpoint.Resume(resume.Upstream, resume.Protocol)
+		} else {
+			up = rt.endpoint.Open()
+		}
+		if tracer != nil {
+			up.SetTrace(tracer.UpstreamHeaders)
+		}
+		return up, nil
 	}
 	if g.Argv != nil {
 		return stdio.StartChild(g.Argv, nil, "")

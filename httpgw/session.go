@@ -48,6 +48,9 @@ type session struct {
 	in     *outbox
 	log    *slog.Logger
 	exited chan struct{} // the server has stopped
+	// tracer, when the session is traced, takes the W3C trace headers of
+	// each client request (and names mcpseal's spans upstream).
+	tracer HeaderTracer
 
 	mu       sync.Mutex // guards g and everything below
 	g        *gate.Session
@@ -81,7 +84,8 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity, resume *
 	if err != nil {
 		return nil, err
 	}
-	srv, err := rt.start(gd, resume)
+	tracer, _ := gd.Hooks.Observer.(HeaderTracer)
+	srv, err := rt.start(gd, resume, tracer)
 	if err != nil {
 		if gd.Close != nil {
 			gd.Close()
@@ -89,7 +93,7 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity, resume *
 		return nil, err
 	}
 	s := &session{
-		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(), who: who,
+		rt: rt, id: id, modern: modern, srv: srv, owner: who.Key(), who: who, tracer: tracer,
 		log:      rt.gw.log.With("route", rt.name),
 		exited:   make(chan struct{}),
 		waiting:  make(map[string]*exchange),

@@ -43,6 +43,14 @@ var migrations = []string{
 		note     bytea NOT NULL,
 		PRIMARY KEY (origin, key_hash)
 	);`,
+	// 4: the audit stream's sink cursors and who ships for each (export.go).
+	`CREATE TABLE mcpseal_audit_cursors (
+		sink        text PRIMARY KEY,
+		seq         bigint NOT NULL CHECK (seq >= 0),
+		hash        text NOT NULL,
+		holder      text NOT NULL,
+		lease_until timestamptz NOT NULL
+	);`,
 }
 
 // Version is the schema version this binary writes and reads.

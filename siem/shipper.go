@@ -4,18 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpseal/mcpseal/audit"
-	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
 // Shipping bounds and pace.
@@ -44,7 +39,7 @@ type sender interface {
 
 // Exporter ships the audit log under one home to the configured sinks.
 type Exporter struct {
-	home   string
+	src    Source
 	spool  int64
 	log    *slog.Logger
 	sinks  []*shipper
@@ -56,31 +51,36 @@ type Exporter struct {
 type shipper struct {
 	e         *Exporter
 	name      string
-	dir       string
 	s         sender
 	full      atomic.Bool
-	leader    bool
-	lockF     *os.File
 	lastError time.Time
 }
 
-// Start starts shipping; a nil or empty cfg returns a nil Exporter.
+// Start starts shipping the audit log under home (FileSource); a nil or
+// empty cfg returns a nil Exporter.
 func Start(home string, cfg *Config, log *slog.Logger) (*Exporter, error) {
+	return StartFrom(FileSource(home), cfg, log)
+}
+
+// StartFrom starts shipping src's chain; a nil or empty cfg returns a nil
+// Exporter. The Exporter closes src.
+func StartFrom(src Source, cfg *Config, log *slog.Logger) (*Exporter, error) {
 	if cfg == nil || len(cfg.Sinks) == 0 {
+		_ = src.Close()
 		return nil, nil
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Exporter{home: home, spool: cfg.SpoolEvents, log: log, cancel: cancel, kick: make(chan struct{}, 1)}
+	e := &Exporter{src: src, spool: cfg.SpoolEvents, log: log, cancel: cancel, kick: make(chan struct{}, 1)}
 	for _, c := range cfg.Sinks {
-		sh, err := newShipper(e, home, c)
+		sh, err := newShipper(e, c)
 		if err != nil {
 			for _, sh := range e.sinks {
 				sh.s.close()
-				sh.lockF.Close()
 			}
+			_ = src.Close()
 			cancel()
 			return nil, fmt.Errorf("sink %s: %w", c.Name, err)
 		}
@@ -97,8 +97,8 @@ func Start(home string, cfg *Config, log *slog.Logger) (*Exporter, error) {
 	return e, nil
 }
 
-// newShipper makes a sink's sender and opens its folder and lock.
-func newShipper(e *Exporter, home string, c SinkConfig) (*shipper, error) {
+// newShipper makes a sink's sender.
+func newShipper(e *Exporter, c SinkConfig) (*shipper, error) {
 	var (
 		s   sender
 		err error
@@ -116,15 +116,13 @@ func newShipper(e *Exporter, home string, c SinkConfig) (*shipper, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(audit.Dir(home), "export", c.Name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+	if fs, ok := e.src.(*fileSource); ok {
+		if err := fs.open(c.Name); err != nil {
+			s.close()
+			return nil, err
+		}
 	}
-	lf, err := atomicfile.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	return &shipper{e: e, name: c.Name, dir: dir, s: s, lockF: lf}, nil
+	return &shipper{e: e, name: c.Name, s: s}, nil
 }
 
 // Full says a sink's spool is full: more than SpoolEvents events wait for
@@ -162,9 +160,8 @@ func (e *Exporter) Close() error {
 	e.wg.Wait()
 	for _, s := range e.sinks {
 		s.s.close()
-		s.lockF.Close()
 	}
-	return nil
+	return e.src.Close()
 }
 
 // Backlog returns, per sink, how many events wait for it.
@@ -173,9 +170,9 @@ func (e *Exporter) Backlog() map[string]int64 {
 	if e == nil {
 		return out
 	}
-	head, _ := audit.Head(e.home)
+	head, _ := e.src.Head()
 	for _, s := range e.sinks {
-		c, _, _ := s.cursor()
+		c, _ := s.cursor()
 		out[s.name] = max(head-c.seq, 0)
 	}
 	return out
@@ -187,41 +184,21 @@ type cursor struct {
 }
 
 // cursor reads the sink's position; absent is 0 (nothing shipped).
-func (s *shipper) cursor() (cursor, bool, error) {
-	data, err := atomicfile.ReadFile(filepath.Join(s.dir, "cursor"), maxCursorBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return cursor{}, false, nil
-	}
-	if err != nil {
-		return cursor{}, false, err
-	}
-	str := string(data)
-	rest, ok := strings.CutPrefix(str, "mcpseal-audit-cursor v1 ")
-	if !ok || len(rest) != 20+1+64+1 {
-		return cursor{}, false, errors.New("the sink's cursor file is malformed")
-	}
-	n, err := strconv.ParseInt(rest[:20], 10, 64)
-	c := cursor{seq: n, hash: rest[21:85]}
-	if err != nil || n < 1 || fmt.Sprintf(cursorFormat, c.seq, c.hash) != str {
-		return cursor{}, false, errors.New("the sink's cursor file is malformed")
-	}
-	return c, true, nil
-}
-
-func (s *shipper) writeCursor(c cursor) error {
-	return atomicfile.WriteFile(filepath.Join(s.dir, "cursor"), fmt.Appendf(nil, cursorFormat, c.seq, c.hash), 0o600)
+func (s *shipper) cursor() (cursor, error) {
+	seq, hash, err := s.e.src.Cursor(s.name)
+	return cursor{seq: seq, hash: hash}, err
 }
 
 // checkSpool sets full from the backlog; every process does it, so that
 // each refuses calls under audit.required when a sink falls behind.
 func (s *shipper) checkSpool() {
-	c, _, err := s.cursor()
-	head, herr := audit.Head(s.e.home)
+	c, err := s.cursor()
+	head, herr := s.e.src.Head()
 	full := err != nil || herr != nil || head-c.seq > s.e.spool
 	if !full && head > c.seq {
 		// Rotation may have pruned events the sink never took, however
 		// large spool_events is: those are lost to it, which is full.
-		_, earliest, rerr := audit.ReadAfter(s.e.home, c.seq, 1)
+		_, earliest, rerr := s.e.src.ReadAfter(c.seq, 1)
 		full = rerr != nil || earliest > c.seq+1
 	}
 	if full && !s.full.Load() {
@@ -237,12 +214,13 @@ func (s *shipper) run(ctx context.Context) {
 	backoff := minBackoff
 	var resend int64
 	for {
-		if !s.leader {
-			s.leader = tryLock(s.lockF)
+		leader, lerr := s.e.src.Lead(s.name)
+		if lerr != nil {
+			s.report(lerr)
 		}
 		s.checkSpool()
 		wait := pollInterval
-		if s.leader {
+		if leader {
 			shipped, err := s.shipOnce(ctx, &resend)
 			switch {
 			case err != nil:
@@ -279,7 +257,7 @@ func (s *shipper) report(err error) {
 
 // shipOnce sends the next batch after the cursor and moves the cursor.
 func (s *shipper) shipOnce(ctx context.Context, resend *int64) (int, error) {
-	c, _, err := s.cursor()
+	c, err := s.cursor()
 	if err != nil {
 		return 0, err
 	}
@@ -290,7 +268,7 @@ func (s *shipper) shipOnce(ctx context.Context, resend *int64) (int, error) {
 	if *resend > 0 {
 		from = max(c.seq-*resend, 0)
 	}
-	lines, earliest, err := audit.ReadAfter(s.e.home, from, maxBatch)
+	lines, earliest, err := s.e.src.ReadAfter(from, maxBatch)
 	if err != nil {
 		return 0, err
 	}
@@ -315,7 +293,7 @@ func (s *shipper) shipOnce(ctx context.Context, resend *int64) (int, error) {
 	if last.Seq <= c.seq {
 		return len(lines), nil // a resend of events already taken
 	}
-	if err := s.writeCursor(cursor{seq: last.Seq, hash: last.Hash}); err != nil {
+	if err := s.e.src.SetCursor(s.name, last.Seq, last.Hash); err != nil {
 		return 0, err
 	}
 	return len(lines), nil

@@ -15,11 +15,13 @@
 // # Delivery
 //
 // At least once, in chain order. The audit log itself is the spool: each
-// sink keeps a cursor (the last seq the sink acknowledged) under
-// $MCPSEAL_HOME/audit/export/SINK/, and ships what follows it. Several
+// sink keeps a cursor (the last seq the sink acknowledged) and ships what
+// follows it. Where the chain and the cursors live is a Source: the files
+// (FileSource: cursors under $MCPSEAL_HOME/audit/export/SINK/) or the
+// fleet's database (pgstate.AuditExport: a row per sink). Several
 // mcpseal processes append to one log; one of them at a time ships for a
-// sink (an exclusive lock on the sink's folder), the others take over
-// when it exits. A sink that is down loses nothing and slows no call:
+// sink (an exclusive lock on the sink's folder, or the database row's
+// lease), the others take over when it exits. A sink that is down loses nothing and slows no call:
 // shipping runs on its own goroutine, retried with backoff, and the
 // cursor only moves after the sink took a batch. Receivers de-duplicate
 // by seq.

@@ -26,9 +26,22 @@ const (
 	maxCAFile      = 1 << 20
 	// syslogResend is how many events are sent again on a new connection:
 	// TCP acknowledges nothing to the application, so the last events
-	// written on a connection that broke may not have arrived. Receivers
-	// de-duplicate by seq.
+	// written on a connection that broke may not have been read by the
+	// receiver even though its TCP took them. Receivers de-duplicate by
+	// seq.
 	syslogResend = 256
+)
+
+// The cursor moves only once the receiver's TCP acknowledged every byte
+// of a batch (on Linux: the socket's send queue is empty), not when the
+// write returned: a write returns as soon as the bytes are in the local
+// kernel's buffer, which holds megabytes on a long link, all lost when the
+// connection breaks. A batch the receiver's TCP does not take within
+// syslogDrain (a receiver that stalls, a link that is down) is a failed
+// send: the connection is closed and the batch sent again on the next.
+var (
+	syslogDrain     = sendTimeout
+	syslogDrainPoll = 2 * time.Millisecond
 )
 
 type syslog struct {
@@ -148,7 +161,34 @@ func (s *syslog) send(ctx context.Context, lines []audit.Line) error {
 		s.close()
 		return fmt.Errorf("syslog: %w", err)
 	}
+	if err := s.drained(ctx); err != nil {
+		s.close()
+		return err
+	}
 	return nil
+}
+
+// drained waits until the receiver's TCP acknowledged everything written
+// (see syslogDrain); where that cannot be known it returns at once.
+func (s *syslog) drained(ctx context.Context) error {
+	deadline := time.Now().Add(syslogDrain)
+	wait := syslogDrainPoll
+	for {
+		n, ok := unacked(s.conn.NetConn())
+		if !ok || n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.New("syslog: the receiver's TCP did not acknowledge the batch in time")
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		wait = min(wait*2, 100*time.Millisecond)
+	}
 }
 
 func (s *syslog) close() {

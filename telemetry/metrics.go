@@ -138,7 +138,7 @@ func newMetrics() *metrics {
 			"Definitions shown per listing page, by kind.", []float64{0, 1, 5, 10, 25, 50, 100, 250, 500, 1000, 5000}, "kind"),
 		sessions: r.gauge("mcpseal_sessions_open", "Gate sessions open now."),
 		badContext: r.counter("mcpseal_trace_context_ignored_total",
-			"Client trace contexts (params._meta traceparent, tracestate) ignored as malformed or oversized."),
+			"Client trace contexts (params._meta or HTTP traceparent, tracestate) ignored as malformed, oversized or ambiguous."),
 		untracked: r.counter("mcpseal_requests_untracked_total",
 			"Requests not measured because too many were in flight in one session."),
 		tools:  newCapped(maxToolLabels),

@@ -59,6 +59,7 @@ type Session struct {
 	verified bool
 	protocol string
 	closed   bool
+	hdr      headerContext // the next client message's HTTP trace headers
 }
 
 type request struct {
@@ -155,6 +156,8 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		}
 		return
 	}
+	hdr := s.hdr
+	s.hdr = headerContext{}
 	if m.Kind != jsonrpc.Request {
 		return
 	}
@@ -180,7 +183,7 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		s.calls = append(s.calls, r)
 	}
 	parent, links := s.ctx, []trace.Link(nil)
-	if tp, ts, ok := s.clientContext(meta); ok {
+	if tp, ts, ok := s.clientContext(meta, hdr); ok {
 		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
 		links = []trace.Link{{SpanContext: trace.SpanContextFromContext(s.ctx)}}
 	}
@@ -221,32 +224,6 @@ func callFacts(params []byte) (name string, meta []byte) {
 		}
 	}
 	return name, meta
-}
-
-// clientContext reads _meta.traceparent and tracestate, strictly; a
-// malformed one is counted and ignored.
-func (s *Session) clientContext(meta []byte) (trace.SpanContextConfig, trace.TraceState, bool) {
-	if meta == nil {
-		return trace.SpanContextConfig{}, trace.TraceState{}, false
-	}
-	rawTP, rawTS := member(meta, "traceparent"), member(meta, "tracestate")
-	if rawTP == nil {
-		return trace.SpanContextConfig{}, trace.TraceState{}, false
-	}
-	tp, err1 := jsonrpc.DecodeString(rawTP)
-	c, ok := parseTraceparent(tp)
-	ts := trace.TraceState{}
-	okTS := true
-	if rawTS != nil {
-		v, err := jsonrpc.DecodeString(rawTS)
-		ts, okTS = parseTracestate(v)
-		okTS = okTS && err == nil
-	}
-	if err1 != nil || !ok || !okTS {
-		s.t.m.badContext.Inc()
-		return trace.SpanContextConfig{}, trace.TraceState{}, false
-	}
-	return c, ts, true
 }
 
 // member returns the raw value of an object's member, nil when absent or
@@ -466,7 +443,15 @@ func (s *Session) event(e gate.Event) {
 		if e.Outcome == "refused" {
 			outcome = "refused"
 		}
-		m.toolCalls.Inc(m.tools.value(e.Name), outcome)
+		// Only a tool of the verified contract (its event carries the
+		// definition's digest) may become a label value: a name a client
+		// made up for a call the gate refused counts as other, so sprayed
+		// names cannot take the label's places before the real tools.
+		tool := otherLabel
+		if e.Digest != "" {
+			tool = m.tools.value(e.Name)
+		}
+		m.toolCalls.Inc(tool, outcome)
 	case "confirm":
 		switch e.Outcome {
 		case "asked":

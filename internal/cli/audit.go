@@ -34,9 +34,10 @@ never arguments, results, descriptions or credentials (see docs/audit.md).`,
 func newAuditVerifyCmd(e *env) *cobra.Command {
 	var asJSON bool
 	var state string
-	var stream string
+	var stream, sink string
+	var from, to int64
 	cmd := &cobra.Command{
-		Use:   "verify [--json] [--stream FILE]",
+		Use:   "verify [--json] [--stream FILE [--sink NAME | --from N --to N]]",
 		Short: "Check the audit log's hash chain across every file",
 		Long: `Check every line of the audit log: its form, the hash chain across the
 current and rotated files, the file names, the prune records and the head.
@@ -48,14 +49,20 @@ export: audit lines, webhook batch bodies or syslog messages, one a line,
 in the order received) against the local log: a missing event (gap), an
 event whose bytes differ from the local one (rewrite), a repeat that
 differs, a broken chain, or an event the local log no longer holds are
-faults; exact repeats (at-least-once delivery) are counted, not faults.`,
+faults; exact repeats (at-least-once delivery) are counted, not faults.
+By default the copy must run without a gap from its own first event to
+its own last; --sink NAME requires every event from 1 (or --from) to the
+last one that sink acknowledged (its cursor here), and --from/--to give
+the bounds by hand, so that a copy missing its first or last batch fails.
+With --state (or $MCPSEAL_STATE) the copy is checked against the fleet's
+audit log in the database, and --sink reads the sink's cursor there.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if stream != "" {
-				if state != "" {
-					return &usageError{errors.New("--stream checks a copy against the local audit log; it does not take --state yet")}
-				}
-				return runAuditVerifyStream(e, stream, asJSON)
+				return runAuditVerifyStream(e, stream, asJSON, state, streamBounds{sink: sink, from: from, to: to})
+			}
+			if sink != "" || from != 0 || to != 0 {
+				return &usageError{errors.New("--sink, --from and --to bound a --stream check")}
 			}
 			return runAuditVerify(e, asJSON, state)
 		},
@@ -63,6 +70,9 @@ faults; exact repeats (at-least-once delivery) are counted, not faults.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (see docs/audit.md)")
 	addStateFlag(cmd, &state)
 	cmd.Flags().StringVar(&stream, "stream", "", "check a receiver's copy of the audit stream in `FILE` against the local log")
+	cmd.Flags().StringVar(&sink, "sink", "", "with --stream: the copy must hold every event up to the last the sink `NAME` acknowledged")
+	cmd.Flags().Int64Var(&from, "from", 0, "with --stream: the copy must hold every event from seq `N` on")
+	cmd.Flags().Int64Var(&to, "to", 0, "with --stream: the copy must hold every event up to seq `N`")
 	return cmd
 }
 

@@ -16,7 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpseal/mcpseal/contract"
+	"github.com/mcpseal/mcpseal/egress"
 	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/httpgw"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/launch"
 	"github.com/mcpseal/mcpseal/lock"
@@ -238,6 +240,10 @@ func runServer(e *env, f runFlags, argv []string) error {
 	case f.remote.url != "":
 		if srv, err = f.remote.upstream(e, plan.id, logger); err != nil {
 			return err
+		}
+		up, isURL := srv.(*egress.Upstream)
+		if ts, ok := guard.hooks.Observer.(httpgw.HeaderTracer); ok && isURL {
+			up.SetTrace(ts.UpstreamHeaders)
 		}
 	}
 	r := &reporter{w: e.stderr, id: plan.id}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpseal/mcpseal/pgstate"
 	"github.com/mcpseal/mcpseal/pin"
 	"github.com/mcpseal/mcpseal/siem"
 	"github.com/mcpseal/mcpseal/telemetry"
@@ -38,10 +39,12 @@ func addAuditExportFlag(fl *pflag.FlagSet, p *string) {
 const auditExportName = "audit-export.json"
 
 // startAuditExport starts shipping the audit log to the configured sinks;
-// nil when none is configured. A configured file that cannot be read
-// stops mcpseal before any server starts: an export the user asked for
-// is never silently off.
-func startAuditExport(e *env, path string, logger *slog.Logger) (*siem.Exporter, error) {
+// nil when none is configured. The log is the one under $MCPSEAL_HOME, or
+// with a state database (state, else $MCPSEAL_STATE) the fleet's, whose
+// sink cursors and leases are kept in the database. A configured file
+// that cannot be read stops mcpseal before any server starts: an export
+// the user asked for is never silently off.
+func startAuditExport(e *env, path, state string, logger *slog.Logger) (*siem.Exporter, error) {
 	home, err := pin.DefaultHome(e.getenv)
 	if err != nil {
 		return nil, err
@@ -56,11 +59,36 @@ func startAuditExport(e *env, path string, logger *slog.Logger) (*siem.Exporter,
 	if err != nil {
 		return nil, exitWith(ExitRefused, withHint(err, "see docs/audit.md for the export file"))
 	}
-	ex, err := siem.Start(home, cfg, logger)
+	url, err := stateURL(e, state)
+	if err != nil {
+		return nil, err
+	}
+	src := siem.FileSource(home)
+	if url != "" {
+		db, err := openStateDB(url, true)
+		if err != nil {
+			return nil, exitWith(ExitRefused, err)
+		}
+		src = dbExport{db.AuditExport(), db}
+	}
+	ex, err := siem.StartFrom(src, cfg, logger)
 	if err != nil {
 		return nil, exitWith(ExitRefused, err)
 	}
 	return ex, nil
+}
+
+// dbExport is the fleet's audit log as the export's source; closing it
+// closes its own connection pool.
+type dbExport struct {
+	*pgstate.AuditExport
+	db *pgstate.DB
+}
+
+func (d dbExport) Close() error {
+	err := d.AuditExport.Close()
+	d.db.Close()
+	return err
 }
 
 // startTelemetry starts the exporters the flags and the OTEL_* variables
@@ -85,27 +113,15 @@ func startTelemetry(e *env, f telemetryFlags, logger *slog.Logger) (*telemetry.T
 // startExporters starts what run and the gateway export (telemetry and
 // the audit stream, each nil when not configured); stop stops both.
 //
-// The audit stream ships the audit log under $MCPSEAL_HOME; with a state
-// database (--state, $MCPSEAL_STATE) the audit lives there, and an export
-// that would ship nothing is refused rather than left silently empty.
+// The audit stream ships the audit log under $MCPSEAL_HOME, or with a
+// state database (--state, $MCPSEAL_STATE) the fleet's audit log there.
 func startExporters(e *env, f telemetryFlags, state string, logger *slog.Logger) (tel *telemetry.Telemetry, exp *siem.Exporter, stop func(), err error) {
 	if tel, err = startTelemetry(e, f, logger); err != nil {
 		return nil, nil, nil, err
 	}
-	if exp, err = startAuditExport(e, f.auditExport, logger); err != nil {
+	if exp, err = startAuditExport(e, f.auditExport, state, logger); err != nil {
 		_ = tel.Close()
 		return nil, nil, nil, err
-	}
-	if exp != nil {
-		db, err := stateURL(e, state)
-		if err != nil || db != "" {
-			_ = exp.Close()
-			_ = tel.Close()
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			return nil, nil, nil, &usageError{errors.New("the audit stream ships the audit log under $MCPSEAL_HOME; with a state database (--state, $" + stateEnv + ") it is not supported yet")}
-		}
 	}
 	return tel, exp, func() {
 		_ = exp.Close()
