@@ -11,7 +11,6 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -101,15 +100,14 @@ func signalConfig(cfg Config, signal string) (*tracing, error) {
 }
 
 func (t *Telemetry) startTraces(tc *tracing) error {
-	ctx := context.Background()
 	c, err := newOTLPClient(tc, t.getenv)
 	if err != nil {
 		return err
 	}
-	exp, err := otlptrace.New(ctx, &traceClient{c})
-	if err != nil {
-		return fmt.Errorf("OTLP trace exporter: %w", err)
-	}
+	// Spans go to the collector through spanExporter (package
+	// internal/otlp: OTLP/HTTP or OTLP/gRPC on net/http). A failure drops
+	// that batch (spans are observations, never the audit record).
+	exp := &spanExporter{c: c}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", t.service)))
 	if err != nil {
 		res = resource.NewSchemaless(attribute.String("service.name", t.service))
