@@ -22,9 +22,9 @@ const (
 )
 
 // Span export bounds: spans wait at most spanBatchTimeout to be sent, and
-// at most spanQueue of them wait (more are dropped by the SDK, counted in
-// its own log), so a collector that is down costs bounded memory and no
-// call ever waits for it.
+// at most spanQueue of them wait (more are dropped by spanBatcher, counted
+// in the export warning), so a collector that is down costs bounded memory
+// and no call ever waits for it.
 const (
 	spanQueue        = 2048
 	spanBatch        = 512
@@ -114,8 +114,7 @@ func (t *Telemetry) startTraces(tc *tracing) error {
 	}
 	opts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),
-		sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(spanQueue), sdktrace.WithMaxExportBatchSize(spanBatch),
-			sdktrace.WithBatchTimeout(spanBatchTimeout), sdktrace.WithExportTimeout(exportTimeout)),
+		sdktrace.WithSpanProcessor(newSpanBatcher(exp, otel.Handle, spanBatchTimeout, spanBatch, spanQueue)),
 	}
 	if envSampler := t.getenv("OTEL_TRACES_SAMPLER"); envSampler == "" {
 		// A client's unsampled traceparent does not switch off the gate's
