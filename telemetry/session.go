@@ -59,6 +59,57 @@ type Session struct {
 	verified bool
 	protocol string
 	closed   bool
+	shapes   map[shapeKey]*spanShape // see shape
+}
+
+// A request span's shape: its name and start options (kind and
+// attributes), the same for every request of one method and tool, built
+// once per session rather than on every call (issue 16: the options and
+// their attribute slices were a good part of what a traced call
+// allocates). At most maxShapes are kept; a session that calls more
+// distinct tools builds the rest per call.
+type shapeKey struct{ method, tool string }
+
+type spanShape struct {
+	name string
+	opts []trace.SpanStartOption // the request span's
+	up   []trace.SpanStartOption // its upstream round trip's
+}
+
+const maxShapes = 256
+
+// Options that never change, boxed once.
+var (
+	serverKind = trace.WithSpanKind(trace.SpanKindServer)
+	clientKind = trace.WithSpanKind(trace.SpanKindClient)
+	okOutcome  = []attribute.KeyValue{attribute.String(attrOutcome, "ok")}
+)
+
+// shape returns the span shape of r, built at most once per session.
+func (s *Session) shape(r *request) *spanShape {
+	k := shapeKey{r.method, r.tool}
+	if sh := s.shapes[k]; sh != nil {
+		return sh
+	}
+	name := r.method
+	attrs := []attribute.KeyValue{attribute.String(attrMethod, r.method), attribute.String(attrSession, s.id)}
+	if r.tool != "" {
+		name += " " + r.tool
+		attrs = append(attrs, attribute.String(attrTool, r.tool), attribute.String(attrOperation, "execute_tool"))
+	}
+	if s.protocol != "" {
+		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
+	}
+	sh := &spanShape{name: name,
+		opts: []trace.SpanStartOption{serverKind, trace.WithAttributes(attrs...)},
+		up:   []trace.SpanStartOption{clientKind, trace.WithAttributes(attribute.String(attrMethod, r.method))}}
+	if len(s.shapes) < maxShapes {
+		if s.shapes == nil {
+			s.shapes = make(map[shapeKey]*spanShape)
+		}
+		s.shapes[k] = sh
+	}
+	return sh
 }
 
 type request struct {
@@ -69,6 +120,7 @@ type request struct {
 	fromServer bool      // the server answered it
 	serverErr  bool      // with an error (else mcpseal's error replaced a result)
 	ctx        context.Context
+	shape      *spanShape
 	span       trace.Span
 	up         trace.Span
 	confirm    trace.Span
@@ -142,11 +194,12 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 				if m.Error != nil {
 					r.up.SetStatus(codes.Error, "")
 				}
-				r.up.End(trace.WithTimestamp(now))
+				r.up.End()
 			}
 			if r.method == "initialize" && s.t.tracer != nil && m.Result != nil {
 				if v := paramString(m.Result, "protocolVersion"); isProtocolVersion(v) {
 					s.protocol = v
+					clear(s.shapes) // their attributes name the protocol
 				}
 			}
 			if !s.verified && s.verify == nil && (r.method == "initialize" || r.method == "server/discover") {
@@ -179,22 +232,16 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		r.tool = contract.SafeName(tool)
 		s.calls = append(s.calls, r)
 	}
-	parent, links := s.ctx, []trace.Link(nil)
+	// The SDK stamps the span's start and end itself, within a few
+	// microseconds of now (a timestamp option is one allocation more).
+	sh := s.shape(r)
+	parent, opts := s.ctx, sh.opts
 	if tp, ts, ok := s.clientContext(meta); ok {
 		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
-		links = []trace.Link{{SpanContext: trace.SpanContextFromContext(s.ctx)}}
+		opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: trace.SpanContextFromContext(s.ctx)}))
 	}
-	name := r.method
-	attrs := []attribute.KeyValue{attribute.String(attrMethod, r.method), attribute.String(attrSession, s.id)}
-	if r.tool != "" {
-		name += " " + r.tool
-		attrs = append(attrs, attribute.String(attrTool, r.tool), attribute.String(attrOperation, "execute_tool"))
-	}
-	if s.protocol != "" {
-		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
-	}
-	r.ctx, r.span = s.t.tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(now),
-		trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	r.ctx, r.span = s.t.tracer.Start(parent, sh.name, opts...)
+	r.shape = sh
 }
 
 func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContextConfig {
@@ -301,8 +348,7 @@ func (s *Session) Emitted(out []gate.Out) {
 			r.upstream = now
 			s.t.m.gateLatency.Observe(now.Sub(r.start).Seconds(), r.method)
 			if r.span != nil {
-				_, r.up = s.t.tracer.Start(r.ctx, "mcpseal.upstream", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(now),
-					trace.WithAttributes(attribute.String(attrMethod, r.method)))
+				_, r.up = s.t.tracer.Start(r.ctx, "mcpseal.upstream", r.shape.up...)
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
 			key := jsonrpc.IDKey(m.ID)
@@ -340,7 +386,12 @@ func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
 		return
 	}
 	if r.up != nil && !r.fromServer {
-		r.up.End(trace.WithTimestamp(now))
+		r.up.End()
+	}
+	if outcome == "ok" {
+		r.span.SetAttributes(okOutcome...)
+		r.span.End()
+		return
 	}
 	attrs := []attribute.KeyValue{attribute.String(attrOutcome, outcome)}
 	if m.Error != nil {
@@ -351,7 +402,7 @@ func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
 		attrs = append(attrs, attribute.String(attrCode, code))
 	}
 	r.span.SetAttributes(attrs...)
-	r.span.End(trace.WithTimestamp(now))
+	r.span.End()
 }
 
 // errorCode reads error.code, bounded to an int32; 0 when unreadable.

@@ -1,0 +1,46 @@
+package telemetry
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+)
+
+// BenchmarkTracedToolCall is what traces and metrics add to one
+// tools/call through the gate (issue 16): the observer's four steps, with
+// spans exported to a collector that discards them.
+func BenchmarkTracedToolCall(b *testing.B) {
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer col.Close()
+	tel, err := Start(Config{OTLPEndpoint: col.URL, MetricsListen: "127.0.0.1:0", Getenv: func(string) string { return "" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tel.Close()
+	s := tel.Session("bench", "bench")
+	defer s.Close()
+	req := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	resp := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}]}}`)
+	mreq, err := jsonrpc.Peek(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mresp, err := jsonrpc.Peek(resp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	up, down := []gate.Out{{To: gate.ToServer, Frame: req}}, []gate.Out{{To: gate.ToClient, Frame: resp}}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Took(gate.ToClient, mreq)
+		s.Emitted(up)
+		s.Took(gate.ToServer, mresp)
+		s.Emitted(down)
+	}
+}
