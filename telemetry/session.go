@@ -273,10 +273,24 @@ func callFacts(params []byte) (name string, meta []byte) {
 // clientContext reads _meta.traceparent and tracestate, strictly; a
 // malformed one is counted and ignored.
 func (s *Session) clientContext(meta []byte) (trace.SpanContextConfig, trace.TraceState, bool) {
-	if meta == nil {
+	if len(meta) == 0 {
 		return trace.SpanContextConfig{}, trace.TraceState{}, false
 	}
-	rawTP, rawTS := member(meta, "traceparent"), member(meta, "tracestate")
+	var rawTP, rawTS []byte
+	if meta[0] == '{' {
+		ms, err := jsonrpc.Members(meta) // one pass for both members
+		if err != nil {
+			return trace.SpanContextConfig{}, trace.TraceState{}, false
+		}
+		for _, m := range ms {
+			switch m.Key {
+			case "traceparent":
+				rawTP = m.Value
+			case "tracestate":
+				rawTS = m.Value
+			}
+		}
+	}
 	if rawTP == nil {
 		return trace.SpanContextConfig{}, trace.TraceState{}, false
 	}

@@ -44,3 +44,31 @@ func BenchmarkTracedToolCall(b *testing.B) {
 		s.Emitted(down)
 	}
 }
+
+// TestRepeatedTraceparentIsIgnored: a _meta with traceparent twice (one
+// for the gate, one for the server?) continues no trace; one well-formed
+// traceparent does.
+func TestRepeatedTraceparentIsIgnored(t *testing.T) {
+	t.Parallel()
+	tel, err := Start(Config{MetricsListen: "127.0.0.1:0", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Close()
+	s := tel.Session("id", "label")
+	defer s.Close()
+	const tp = `"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`
+	if _, _, ok := s.clientContext([]byte(`{"traceparent":` + tp + `}`)); !ok {
+		t.Fatal("a well-formed traceparent was not read")
+	}
+	for _, meta := range []string{
+		`{"traceparent":` + tp + `,"traceparent":"00-11111111111111111111111111111111-2222222222222222-01"}`,
+		`{"traceparent":` + tp + `,"tracestate":"a=1","tracestate":"b=2"}`,
+		`{"traceparent":` + tp + `,}`,
+		`[` + tp + `]`,
+	} {
+		if _, _, ok := s.clientContext([]byte(meta)); ok {
+			t.Errorf("%s: continued a trace", meta)
+		}
+	}
+}
