@@ -289,35 +289,15 @@ func appendAnyValue(b []byte, num protowire.Number, v attribute.Value) []byte {
 		b = protowire.AppendTag(b, 7, protowire.BytesType)
 		b = protowire.AppendBytes(b, v.AsByteSlice())
 	case attribute.BOOLSLICE:
-		a := beginMessage(&b, 5)
-		for _, x := range v.AsBoolSlice() {
-			b = appendAnyValue(b, 1, attribute.BoolValue(x))
-		}
-		endMessage(&b, a)
+		b = appendArray(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		a := beginMessage(&b, 5)
-		for _, x := range v.AsInt64Slice() {
-			b = appendAnyValue(b, 1, attribute.Int64Value(x))
-		}
-		endMessage(&b, a)
+		b = appendArray(b, v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		a := beginMessage(&b, 5)
-		for _, x := range v.AsFloat64Slice() {
-			b = appendAnyValue(b, 1, attribute.Float64Value(x))
-		}
-		endMessage(&b, a)
+		b = appendArray(b, v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		a := beginMessage(&b, 5)
-		for _, x := range v.AsStringSlice() {
-			b = appendAnyValue(b, 1, attribute.StringValue(x))
-		}
-		endMessage(&b, a)
+		b = appendArray(b, v.AsStringSlice(), attribute.StringValue)
 	case attribute.SLICE:
-		a := beginMessage(&b, 5)
-		for _, x := range v.AsSlice() {
-			b = appendAnyValue(b, 1, x)
-		}
-		endMessage(&b, a)
+		b = appendArray(b, v.AsSlice(), func(x attribute.Value) attribute.Value { return x })
 	case attribute.MAP:
 		a := beginMessage(&b, 6)
 		for _, kv := range v.AsMap() {
@@ -330,6 +310,17 @@ func appendAnyValue(b []byte, num protowire.Number, v attribute.Value) []byte {
 		b = protowire.AppendString(b, "INVALID")
 	}
 	endMessage(&b, m)
+	return b
+}
+
+// appendArray appends AnyValue.array_value (field 5), an ArrayValue of
+// the values of xs.
+func appendArray[T any](b []byte, xs []T, value func(T) attribute.Value) []byte {
+	a := beginMessage(&b, 5)
+	for _, x := range xs {
+		b = appendAnyValue(b, 1, value(x)) // ArrayValue.values
+	}
+	endMessage(&b, a)
 	return b
 }
 
