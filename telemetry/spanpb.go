@@ -28,8 +28,8 @@ import (
 // that marshals them, which cost the traced gate about a tenth of its CPU
 // (docs/performance.md, issue 16).
 //
-// The batch span processor calls ExportSpans from one goroutine; the
-// mutex keeps a second caller (ForceFlush during Close) off the buffer.
+// spanBatcher sends one batch at a time; the mutex keeps the buffer safe
+// for any other caller all the same.
 type spanExporter struct {
 	c *otlp.Client
 
