@@ -32,17 +32,17 @@ type spanBatcher struct {
 	dropped int
 	stopped bool
 
-	exportMu sync.Mutex // one export at a time: the loop's, a flush's
-	kick     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	once     sync.Once
+	exporting chan struct{} // holds a token during an export: one at a time, the loop's or a flush's
+	kick      chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	once      sync.Once
 }
 
 func newSpanBatcher(exp sdktrace.SpanExporter, handle func(error), timeout time.Duration, batch, max int) *spanBatcher {
 	b := &spanBatcher{exp: exp, timeout: timeout, batch: batch, max: max, handle: handle,
-		queue: make([]sdktrace.ReadOnlySpan, 0, batch),
-		kick:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		queue:     make([]sdktrace.ReadOnlySpan, 0, batch),
+		exporting: make(chan struct{}, 1), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.loop()
 	return b
 }
@@ -91,10 +91,15 @@ func (b *spanBatcher) loop() {
 	}
 }
 
-// export sends what is queued now, in batches.
+// export sends what is queued now, in batches. Waiting for an export
+// already under way (to a stalled collector) ends with ctx.
 func (b *spanBatcher) export(ctx context.Context) error {
-	b.exportMu.Lock()
-	defer b.exportMu.Unlock()
+	select {
+	case b.exporting <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-b.exporting }()
 	b.mu.Lock()
 	spans := b.queue
 	b.queue, b.spare = b.spare[:0], nil
@@ -123,16 +128,18 @@ func (b *spanBatcher) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown implements sdktrace.SpanProcessor: it stops the loop, exports
-// what is queued (within ctx) and shuts the exporter down.
+// what is queued and shuts the exporter down, all within ctx (a loop
+// stalled on a collector is left to its own export timeout).
 func (b *spanBatcher) Shutdown(ctx context.Context) error {
 	var err error
 	b.once.Do(func() {
 		close(b.stop)
 		select {
 		case <-b.done:
+			err = b.export(ctx)
 		case <-ctx.Done():
+			err = ctx.Err()
 		}
-		err = b.export(ctx)
 		b.mu.Lock()
 		b.stopped = true
 		b.mu.Unlock()

@@ -163,6 +163,36 @@ func TestSpanFloodAgainstStalledCollector(t *testing.T) {
 	}
 }
 
+// TestCloseWithStalledCollectorIsBounded: Shutdown (mcpseal's Close, with
+// closeGrace) returns when its context ends, though the loop's export to a
+// collector that never answers is still waiting.
+func TestCloseWithStalledCollectorIsBounded(t *testing.T) {
+	t.Parallel()
+	fe := &fakeExporter{block: make(chan struct{})}
+	defer close(fe.block)
+	b := newSpanBatcher(fe, (&handled{}).handle, time.Hour, 2, 16)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
+	endSpans(tp, 2) // the loop takes them and stalls
+	waitFor(t, "the stalled export", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.queue) == 0
+	})
+	endSpans(tp, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := tp.Shutdown(ctx); err == nil {
+		t.Fatal("Shutdown reported success with spans never sent")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Shutdown took %v with a 100ms context", d)
+	}
+	if err := b.ForceFlush(ctx); err == nil {
+		t.Fatal("a flush behind a stalled export reported success")
+	}
+}
+
 // TestUnsampledSpansAreNotExported: with a sampler that records without
 // sampling, the batcher sends nothing.
 func TestUnsampledSpansAreNotExported(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -33,9 +34,9 @@ import (
 type spanExporter struct {
 	c *otlp.Client
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards buf
 	buf     []byte
-	stopped bool
+	stopped atomic.Bool // Shutdown does not wait for an export under way
 }
 
 // maxKeptBuffer bounds the encoding buffer kept between batches: one
@@ -48,11 +49,11 @@ func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	if len(spans) == 0 {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.stopped {
+	if e.stopped.Load() {
 		return nil
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.buf = appendTraceRequest(e.buf[:0], spans)
 	_, err := e.c.Export(ctx, e.buf)
 	if cap(e.buf) > maxKeptBuffer {
@@ -63,10 +64,7 @@ func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 
 // Shutdown implements sdktrace.SpanExporter.
 func (e *spanExporter) Shutdown(context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.stopped {
-		e.stopped = true
+	if e.stopped.CompareAndSwap(false, true) {
 		e.c.Close()
 	}
 	return nil

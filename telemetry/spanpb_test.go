@@ -3,6 +3,9 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +22,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/mcpseal/mcpseal/internal/otlp"
 )
 
 // referenceClient captures what the OpenTelemetry OTLP exporter would
@@ -200,7 +205,8 @@ func TestSpanExporterReusesItsBuffer(t *testing.T) {
 // fails nothing (the SDK may still flush into it).
 func TestSpanExporterAfterShutdown(t *testing.T) {
 	t.Parallel()
-	e := &spanExporter{c: nil, stopped: true}
+	e := &spanExporter{c: nil}
+	e.stopped.Store(true)
 	spans := recorded(t, func(a, _ trace.TracerProvider) {
 		_, s := a.Tracer("t").Start(context.Background(), "s")
 		s.End()
@@ -241,4 +247,38 @@ func FuzzSpanEncoding(f *testing.F) {
 			t.Fatalf("invalid UTF-8 was not replaced: %v", got)
 		}
 	})
+}
+
+// TestExporterShutdownDuringStalledExport: a collector that takes the
+// request and never answers holds its export, not Shutdown.
+func TestExporterShutdownDuringStalledExport(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer col.Close()
+	defer close(release)
+	u, err := url.Parse(col.URL + "/v1/traces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &spanExporter{c: otlp.New(u, false, "", nil, nil, time.Minute)}
+	spans := recorded(t, func(a, _ trace.TracerProvider) {
+		_, s := a.Tracer("t").Start(context.Background(), "s")
+		s.End()
+	})
+	exported := make(chan error, 1)
+	go func() { exported <- e.ExportSpans(context.Background(), spans) }()
+	time.Sleep(50 * time.Millisecond) // the export is under way
+	done := make(chan struct{})
+	go func() { _ = e.Shutdown(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown waited for the stalled export")
+	}
+	select {
+	case err := <-exported:
+		t.Fatalf("the stalled export returned early: %v", err)
+	default:
+	}
 }
