@@ -99,8 +99,12 @@ func took(t *testing.T, s *Session, frame string) { s.Took(gate.ToClient, peeked
 func answered(t *testing.T, s *Session, frame string) {
 	s.Took(gate.ToServer, peeked(t, frame))
 }
-func forwarded(s *Session, frame string) { s.Emitted([]gate.Out{{To: gate.ToServer, Frame: []byte(frame)}}) }
-func delivered(s *Session, frame string) { s.Emitted([]gate.Out{{To: gate.ToClient, Frame: []byte(frame)}}) }
+func forwarded(s *Session, frame string) {
+	s.Emitted([]gate.Out{{To: gate.ToServer, Frame: []byte(frame)}})
+}
+func delivered(s *Session, frame string) {
+	s.Emitted([]gate.Out{{To: gate.ToClient, Frame: []byte(frame)}})
+}
 
 // treeSpan is what the tree test compares of a span: everything but its
 // ids and times, which it checks as relations.
