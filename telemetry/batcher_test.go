@@ -20,7 +20,7 @@ type fakeExporter struct {
 	stopped bool
 }
 
-func (f *fakeExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (f *fakeExporter) exportEnded(ctx context.Context, spans []endedSpan) error {
 	if f.block != nil {
 		select {
 		case <-f.block:
@@ -30,7 +30,11 @@ func (f *fakeExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.batches = append(f.batches, len(spans))
+	n := 0
+	for _, s := range spans {
+		n += s.spans()
+	}
+	f.batches = append(f.batches, n)
 	return nil
 }
 

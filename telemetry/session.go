@@ -73,7 +73,6 @@ type shapeKey struct{ method, tool string }
 type spanShape struct {
 	name string
 	opts []trace.SpanStartOption // the request span's
-	up   []trace.SpanStartOption // its upstream round trip's
 }
 
 const maxShapes = 256
@@ -81,7 +80,6 @@ const maxShapes = 256
 // Options that never change, boxed once.
 var (
 	serverKind = trace.WithSpanKind(trace.SpanKindServer)
-	clientKind = trace.WithSpanKind(trace.SpanKindClient)
 	okOutcome  = []attribute.KeyValue{attribute.String(attrOutcome, "ok")}
 )
 
@@ -100,9 +98,7 @@ func (s *Session) shape(r *request) *spanShape {
 	if s.protocol != "" {
 		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
 	}
-	sh := &spanShape{name: name,
-		opts: []trace.SpanStartOption{serverKind, trace.WithAttributes(attrs...)},
-		up:   []trace.SpanStartOption{clientKind, trace.WithAttributes(attribute.String(attrMethod, r.method))}}
+	sh := &spanShape{name: name, opts: []trace.SpanStartOption{serverKind, trace.WithAttributes(attrs...)}}
 	if len(s.shapes) < maxShapes {
 		if s.shapes == nil {
 			s.shapes = make(map[shapeKey]*spanShape)
@@ -120,9 +116,8 @@ type request struct {
 	fromServer bool      // the server answered it
 	serverErr  bool      // with an error (else mcpseal's error replaced a result)
 	ctx        context.Context
-	shape      *spanShape
 	span       trace.Span
-	up         trace.Span
+	up         upstreamSpan // its round trip, once forwarded (traced and sampled only; see upstream.go)
 	confirm    trace.Span
 }
 
@@ -190,11 +185,8 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 			}
 			r.fromServer, r.serverErr = true, m.Error != nil
 			s.t.m.upstream.Observe(now.Sub(r.upstream).Seconds(), r.method)
-			if r.up != nil {
-				if m.Error != nil {
-					r.up.SetStatus(codes.Error, "")
-				}
-				r.up.End()
+			if r.up.id.IsValid() {
+				r.up.end, r.up.err = now, m.Error != nil
 			}
 			if r.method == "initialize" && s.t.tracer != nil && m.Result != nil {
 				if v := paramString(m.Result, "protocolVersion"); isProtocolVersion(v) {
@@ -241,7 +233,6 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: trace.SpanContextFromContext(s.ctx)}))
 	}
 	r.ctx, r.span = s.t.tracer.Start(parent, sh.name, opts...)
-	r.shape = sh
 }
 
 func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContextConfig {
@@ -362,7 +353,12 @@ func (s *Session) Emitted(out []gate.Out) {
 			r.upstream = now
 			s.t.m.gateLatency.Observe(now.Sub(r.start).Seconds(), r.method)
 			if r.span != nil {
-				_, r.up = s.t.tracer.Start(r.ctx, "mcpseal.upstream", r.shape.up...)
+				// Not an SDK span: its id now, so that the transport can
+				// name it upstream (UpstreamSpanContext); the exporter
+				// writes it with its parent (upstream.go).
+				if sc := r.span.SpanContext(); sc.IsSampled() {
+					r.up = upstreamSpan{id: newSpanID(), method: r.method, start: now}
+				}
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
 			key := jsonrpc.IDKey(m.ID)
@@ -399,12 +395,9 @@ func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
 	if r.span == nil {
 		return
 	}
-	if r.up != nil && !r.fromServer {
-		r.up.End()
-	}
 	if outcome == "ok" {
 		r.span.SetAttributes(okOutcome...)
-		r.span.End()
+		s.endRequest(r, now)
 		return
 	}
 	attrs := []attribute.KeyValue{attribute.String(attrOutcome, outcome)}
@@ -416,7 +409,16 @@ func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
 		attrs = append(attrs, attribute.String(attrCode, code))
 	}
 	r.span.SetAttributes(attrs...)
-	r.span.End()
+	s.endRequest(r, now)
+}
+
+// endRequest ends a request span with its upstream span, which ends now
+// if the server has not answered.
+func (s *Session) endRequest(r *request, now time.Time) {
+	if r.up.id.IsValid() && r.up.end.IsZero() {
+		r.up.end = now
+	}
+	s.t.spans.endWithUpstream(r.span, r.up)
 }
 
 // errorCode reads error.code, bounded to an int32; 0 when unreadable.
@@ -611,17 +613,15 @@ func (s *Session) Close() error {
 	s.t.mu.Lock()
 	delete(s.t.open, s)
 	s.t.mu.Unlock()
+	now := time.Now()
 	for k, r := range s.pending {
 		s.t.m.requests.Inc(r.method, "unanswered")
-		if r.up != nil && !r.fromServer {
-			r.up.End()
-		}
 		if r.confirm != nil {
 			r.confirm.End()
 		}
 		if r.span != nil {
 			r.span.SetAttributes(attribute.String(attrOutcome, "unanswered"))
-			r.span.End()
+			s.endRequest(r, now)
 		}
 		delete(s.pending, k)
 	}

@@ -32,7 +32,8 @@ import (
 // spanBatcher sends one batch at a time; the mutex keeps the buffer safe
 // for any other caller all the same.
 type spanExporter struct {
-	c *otlp.Client
+	c   *otlp.Client
+	lim upstreamAttrs // the SDK's span limits, for the upstream spans
 
 	mu      sync.Mutex // guards buf
 	buf     []byte
@@ -46,6 +47,16 @@ const maxKeptBuffer = 4 << 20
 
 // ExportSpans implements sdktrace.SpanExporter.
 func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	ended := make([]endedSpan, len(spans))
+	for i, s := range spans {
+		ended[i].ReadOnlySpan = s
+	}
+	return e.exportEnded(ctx, ended)
+}
+
+// exportEnded implements endedExporter: spanBatcher's batches, request
+// spans with their upstream spans.
+func (e *spanExporter) exportEnded(ctx context.Context, spans []endedSpan) error {
 	if len(spans) == 0 {
 		return nil
 	}
@@ -54,7 +65,7 @@ func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.buf = appendTraceRequest(e.buf[:0], spans)
+	e.buf = appendTraceRequest(e.buf[:0], spans, e.lim)
 	_, err := e.c.Export(ctx, e.buf)
 	if cap(e.buf) > maxKeptBuffer {
 		e.buf = nil
@@ -74,16 +85,17 @@ func (e *spanExporter) Shutdown(context.Context) error {
 type spanGroup struct {
 	res   *resource.Resource
 	scope instrumentation.Scope
-	spans []sdktrace.ReadOnlySpan
+	spans []endedSpan
 }
 
 // appendTraceRequest appends the ExportTraceServiceRequest of spans to b:
 // spans grouped by resource, then by instrumentation scope, in the order
-// they first appear (mcpseal has one of each).
-func appendTraceRequest(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
+// they first appear (mcpseal has one of each), each upstream span right
+// before its parent, in its group.
+func appendTraceRequest(b []byte, spans []endedSpan, lim upstreamAttrs) []byte {
 	var groups []spanGroup
 	for _, sd := range spans {
-		if sd == nil {
+		if sd.ReadOnlySpan == nil {
 			continue
 		}
 		res, scope := sd.Resource(), sd.InstrumentationScope()
@@ -110,7 +122,7 @@ func appendTraceRequest(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
 		}
 		j := i
 		for ; j < len(groups) && sameResource(groups[j].res, res); j++ {
-			b = appendScopeSpans(b, groups[j])
+			b = appendScopeSpans(b, groups[j], lim)
 		}
 		if res != nil {
 			b = appendString(b, 3, res.SchemaURL()) // ResourceSpans.schema_url
@@ -128,7 +140,7 @@ func sameResource(a, b *resource.Resource) bool {
 	return a == b || a.Equivalent() == b.Equivalent()
 }
 
-func appendScopeSpans(b []byte, g spanGroup) []byte {
+func appendScopeSpans(b []byte, g spanGroup, lim upstreamAttrs) []byte {
 	ss := beginMessage(&b, 2) // ResourceSpans.scope_spans
 	if g.scope != (instrumentation.Scope{}) {
 		sc := beginMessage(&b, 1) // ScopeSpans.scope
@@ -140,7 +152,10 @@ func appendScopeSpans(b []byte, g spanGroup) []byte {
 		endMessage(&b, sc)
 	}
 	for _, sd := range g.spans {
-		b = appendSpan(b, sd)
+		if sd.up.id.IsValid() {
+			b = appendUpstreamSpan(b, sd.ReadOnlySpan, sd.up, lim)
+		}
+		b = appendSpan(b, sd.ReadOnlySpan)
 	}
 	b = appendString(b, 3, g.scope.SchemaURL) // ScopeSpans.schema_url
 	endMessage(&b, ss)

@@ -79,6 +79,17 @@ func decodeRequest(t testing.TB, b []byte) []*tracepb.ResourceSpans {
 	return out
 }
 
+var noLimits = upstreamAttrs{count: -1, length: -1}
+
+// ended is spans as the batcher queues them, none with an upstream span.
+func ended(spans []sdktrace.ReadOnlySpan) []endedSpan {
+	out := make([]endedSpan, len(spans))
+	for i, s := range spans {
+		out[i].ReadOnlySpan = s
+	}
+	return out
+}
+
 // sortByFirstSpan orders resource spans (the OTLP exporter's order of
 // resources is a map's).
 func sortByFirstSpan(rss []*tracepb.ResourceSpans) {
@@ -91,8 +102,17 @@ func sortByFirstSpan(rss []*tracepb.ResourceSpans) {
 // to exactly what the OpenTelemetry exporter would send.
 func assertSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan) {
 	t.Helper()
+	assertEndedSameAsReference(t, spans, ended(spans), noLimits)
+}
+
+// assertEndedSameAsReference fails unless mcpseal's encoding of ours
+// (request spans with upstream spans) decodes to exactly what the
+// OpenTelemetry exporter sends for spans (the same, the upstream spans
+// SDK spans, each right before its parent).
+func assertEndedSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan, ours []endedSpan, lim upstreamAttrs) {
+	t.Helper()
 	want := reference(t, spans)
-	got := decodeRequest(t, appendTraceRequest(nil, spans))
+	got := decodeRequest(t, appendTraceRequest(nil, ours, lim))
 	sortByFirstSpan(want)
 	sortByFirstSpan(got)
 	if len(got) != len(want) {
@@ -181,9 +201,71 @@ func TestSpanEncodingMatchesOTLPExporter(t *testing.T) {
 	}
 	assertSameAsReference(t, spans)
 	assertSameAsReference(t, spans[:1])
-	if b := appendTraceRequest(nil, nil); len(b) != 0 {
+	if b := appendTraceRequest(nil, nil, noLimits); len(b) != 0 {
 		t.Fatalf("no spans encode as %d bytes", len(b))
 	}
+
+	// The upstream spans mcpseal writes from a request's record are what
+	// the exporter sends for SDK child spans of the same data: under a
+	// local parent, under a remote one with trace state and other flags,
+	// with an error, under each attribute limit the SDK reads from
+	// OTEL_SPAN_ATTRIBUTE_*.
+	for _, lim := range []upstreamAttrs{noLimits, {count: 0, length: -1}, {count: 1, length: 4}, {count: -1, length: 0}} {
+		limits := sdktrace.NewSpanLimits()
+		limits.AttributeCountLimit, limits.AttributeValueLengthLimit = lim.count, lim.length
+		sdkSpans, ours := requestsWithUpstream(t, limits)
+		assertEndedSameAsReference(t, sdkSpans, ours, lim)
+	}
+}
+
+// requestsWithUpstream ends request spans, each with an SDK child span for
+// its round trip, and returns them as the OTLP exporter gets them (each
+// child before its parent) and as mcpseal's batcher queues them (the
+// child's data as an upstreamSpan of the parent).
+func requestsWithUpstream(t testing.TB, limits sdktrace.SpanLimits) (sdkSpans []sdktrace.ReadOnlySpan, ours []endedSpan) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithRawSpanLimits(limits),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "mcpseal"))))
+	tr := tp.Tracer("github.com/mcpseal/mcpseal/telemetry")
+	ts, err := trace.ParseTraceState("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9, 8, 7}, SpanID: trace.SpanID{6, 5}, TraceFlags: 0x03, Remote: true}).WithTraceState(ts)
+	t0 := time.Unix(1_700_000_000, 999)
+	var ups []upstreamSpan
+	for i, c := range []struct {
+		parent context.Context
+		method string
+		err    bool
+	}{
+		{context.Background(), "tools/call", false},
+		{trace.ContextWithRemoteSpanContext(context.Background(), remote), "tools/call", true},
+		{context.Background(), "resources/read", true},
+	} {
+		start := t0.Add(time.Duration(i) * time.Second)
+		ctx, req := tr.Start(c.parent, "tools/call echo", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start),
+			trace.WithAttributes(attribute.String(attrMethod, c.method)))
+		_, up := tr.Start(ctx, upstreamName, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start.Add(time.Millisecond)),
+			trace.WithAttributes(attribute.String(attrMethod, c.method)))
+		if c.err {
+			up.SetStatus(codes.Error, "")
+		}
+		end := start.Add(time.Duration(300+i) * time.Millisecond)
+		up.End(trace.WithTimestamp(end))
+		ups = append(ups, upstreamSpan{id: up.SpanContext().SpanID(), method: c.method, start: start.Add(time.Millisecond), end: end, err: c.err})
+		req.SetAttributes(okOutcome...)
+		req.End(trace.WithTimestamp(end.Add(time.Millisecond)))
+	}
+	sdkSpans = rec.Ended()
+	if len(sdkSpans) != 6 {
+		t.Fatalf("%d spans", len(sdkSpans))
+	}
+	for i := 1; i < len(sdkSpans); i += 2 {
+		ours = append(ours, endedSpan{ReadOnlySpan: sdkSpans[i], up: ups[i/2]})
+	}
+	return sdkSpans, ours
 }
 
 // TestSpanExporterReusesItsBuffer: a batch is encoded in the buffer the
@@ -194,9 +276,9 @@ func TestSpanExporterReusesItsBuffer(t *testing.T) {
 		_, s := a.Tracer("t").Start(context.Background(), "s")
 		s.End()
 	})
-	b := appendTraceRequest(make([]byte, 0, 4096), spans)
-	again := appendTraceRequest(b[:0], spans)
-	if &again[0] != &b[0] || !slices.Equal(again, appendTraceRequest(nil, spans)) {
+	b := appendTraceRequest(make([]byte, 0, 4096), ended(spans), noLimits)
+	again := appendTraceRequest(b[:0], ended(spans), noLimits)
+	if &again[0] != &b[0] || !slices.Equal(again, appendTraceRequest(nil, ended(spans), noLimits)) {
 		t.Fatal("the encoding did not reuse its buffer or changed")
 	}
 }
@@ -238,11 +320,31 @@ func FuzzSpanEncoding(f *testing.F) {
 			s.SetStatus(codes.Code(n%3), value)
 			s.End()
 		})
-		if utf8.ValidString(name + key + value) {
+		if utf8.ValidString(name) && utf8.ValidString(key) && utf8.ValidString(value) { // each: two invalid halves can join into valid UTF-8
 			assertSameAsReference(t, spans)
+			// The same span with an upstream span of the fuzzed times and
+			// status, against an SDK child span of that data.
+			parent := spans[0]
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			start := time.Unix(0, int64(n)*1_000_003)
+			ctx := trace.ContextWithSpanContext(context.Background(), parent.SpanContext())
+			_, child := tp.Tracer(key).Start(ctx, upstreamName, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+				trace.WithAttributes(attribute.String(attrMethod, "tools/call")))
+			if n%2 == 1 {
+				child.SetStatus(codes.Error, "")
+			}
+			end := start.Add(time.Duration(n%5000) * time.Microsecond)
+			child.End(trace.WithTimestamp(end))
+			up := upstreamSpan{id: child.SpanContext().SpanID(), method: "tools/call", start: start, end: end, err: n%2 == 1}
+			want := reference(t, rec.Ended())[0].ScopeSpans[0].Spans[0]
+			got := decodeRequest(t, appendTraceRequest(nil, []endedSpan{{ReadOnlySpan: parent, up: up}}, noLimits))[0].ScopeSpans[0].Spans[0]
+			if !proto.Equal(got, want) {
+				t.Fatalf("upstream span differs:\n got %v\nwant %v", got, want)
+			}
 			return
 		}
-		got := decodeRequest(t, appendTraceRequest(nil, spans))
+		got := decodeRequest(t, appendTraceRequest(nil, ended(spans), noLimits))
 		if len(got) != 1 || got[0].ScopeSpans[0].Spans[0].Name != strings.ToValidUTF8(name, "\uFFFD") {
 			t.Fatalf("invalid UTF-8 was not replaced: %v", got)
 		}

@@ -74,6 +74,7 @@ type Telemetry struct {
 	m       *metrics
 	tp      *sdktrace.TracerProvider
 	tracer  trace.Tracer
+	spans   *spanBatcher // the tracer provider's span processor
 	srv     *http.Server
 	addr    net.Addr
 	log     *slog.Logger

@@ -107,14 +107,16 @@ func (t *Telemetry) startTraces(tc *tracing) error {
 	// Spans go to the collector through spanExporter (package
 	// internal/otlp: OTLP/HTTP or OTLP/gRPC on net/http). A failure drops
 	// that batch (spans are observations, never the audit record).
-	exp := &spanExporter{c: c}
+	exp := &spanExporter{c: c, lim: spanLimits()}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", t.service)))
 	if err != nil {
 		res = resource.NewSchemaless(attribute.String("service.name", t.service))
 	}
+	t.spans = newSpanBatcher(exp, otel.Handle, spanBatchTimeout, spanBatch, spanQueue)
 	opts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),
-		sdktrace.WithSpanProcessor(newSpanBatcher(exp, otel.Handle, spanBatchTimeout, spanBatch, spanQueue)),
+		sdktrace.WithSpanProcessor(t.spans),
+		sdktrace.WithIDGenerator(randomIDs{}), // the upstream spans' ids come from it too
 	}
 	if envSampler := t.getenv("OTEL_TRACES_SAMPLER"); envSampler == "" {
 		// A client's unsampled traceparent does not switch off the gate's

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -11,7 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcpseal/mcpseal/contract"
@@ -315,5 +319,102 @@ func TestSpanTreeContinuesTheClientsTrace(t *testing.T) {
 		if s.Name == "tools/call echo" && (hex.EncodeToString(s.ParentSpanId) != pid || len(s.Links) != 1) {
 			t.Errorf("the call's parent %x, links %v", s.ParentSpanId, s.Links)
 		}
+	}
+}
+
+// TestUpstreamSpanContextNamesTheExportedSpan: the context a transport
+// gets for a forwarded request (to name mcpseal's span upstream) is that
+// of the mcpseal.upstream span exported later: same trace, same span id,
+// the request span's flags; none before forwarding, after the answer, or
+// without traces.
+func TestUpstreamSpanContextNamesTheExportedSpan(t *testing.T) {
+	t.Parallel()
+	id := []byte("7")
+	var sc trace.SpanContext
+	spans := tracedSession(t, func(s *Session) {
+		took(t, s, callFrame(7, "echo", ""))
+		if _, ok := s.UpstreamSpanContext(id); ok {
+			t.Error("a context before the request was forwarded")
+		}
+		forwarded(s, callFrame(7, "echo", ""))
+		var ok bool
+		if sc, ok = s.UpstreamSpanContext(id); !ok || !sc.IsValid() || !sc.IsSampled() || sc.IsRemote() {
+			t.Fatalf("forwarded: %v %v", sc, ok)
+		}
+		if again, _ := s.UpstreamSpanContext([]byte(" 7 ")); !again.Equal(sc) {
+			t.Error("the same id, spelled with spaces, named another span")
+		}
+		answered(t, s, resultFrame(7))
+		delivered(s, resultFrame(7))
+		if _, ok := s.UpstreamSpanContext(id); ok {
+			t.Error("a context after the answer")
+		}
+	})
+	sid, tid := sc.SpanID(), sc.TraceID()
+	n := 0
+	for _, s := range spans {
+		if s.Name == upstreamName {
+			n++
+			if !bytes.Equal(s.SpanId, sid[:]) || !bytes.Equal(s.TraceId, tid[:]) || s.Flags&0xff != uint32(sc.TraceFlags()) {
+				t.Errorf("exported upstream span %x in trace %x, the transport was given %v", s.SpanId, s.TraceId, sc)
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d upstream spans", n)
+	}
+
+	// Metrics alone: no span, no context.
+	tel, err := Start(Config{MetricsListen: "127.0.0.1:0", Getenv: envOf(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Close()
+	s := tel.Session("srv", "label")
+	took(t, s, callFrame(7, "echo", ""))
+	forwarded(s, callFrame(7, "echo", ""))
+	if _, ok := s.UpstreamSpanContext(id); ok {
+		t.Error("a context without traces")
+	}
+	var none *Session
+	if _, ok := none.UpstreamSpanContext(id); ok {
+		t.Error("a nil Session gave a context")
+	}
+}
+
+// TestUpstreamSpanQueuedAndDroppedWithItsParent: a request span and its
+// upstream span take one place in the batcher's queue, are exported in one
+// batch, and when the queue is full are dropped (and counted) together;
+// an unsampled request exports neither, and nothing stays behind.
+func TestUpstreamSpanQueuedAndDroppedWithItsParent(t *testing.T) {
+	t.Parallel()
+	fe, h := &fakeExporter{}, &handled{}
+	b := newSpanBatcher(fe, h.handle, time.Hour, 8, 2)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b), sdktrace.WithIDGenerator(randomIDs{}))
+	tr := tp.Tracer("t")
+	for i := 0; i < 3; i++ {
+		_, sp := tr.Start(context.Background(), "tools/call echo")
+		b.endWithUpstream(sp, upstreamSpan{id: newSpanID(), method: "tools/call", start: time.Now(), end: time.Now()})
+	}
+	_, unsampled := tr.Start(trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, Remote: true})), "tools/call echo")
+	if unsampled.SpanContext().IsSampled() {
+		t.Fatal("the default sampler sampled a child of an unsampled parent")
+	}
+	b.endWithUpstream(unsampled, upstreamSpan{id: newSpanID()})
+	b.mu.Lock()
+	queued, dropped, left := len(b.queue), b.dropped, len(b.ups)
+	b.mu.Unlock()
+	if queued != 2 || dropped != 2 || left != 0 {
+		t.Fatalf("queued %d (bound 2), dropped %d spans (want the third pair), %d upstream spans left behind", queued, dropped, left)
+	}
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, bs := fe.total(); n != 4 || len(bs) != 1 {
+		t.Fatalf("%d spans exported in batches %v, want 4 in one", n, bs)
+	}
+	if !strings.Contains(h.all(), "2 spans dropped") {
+		t.Fatalf("drops reported: %q", h.all())
 	}
 }
