@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -261,10 +262,18 @@ func callFacts(params []byte) (name string, meta []byte) {
 	return name, meta
 }
 
+var traceparentKey = []byte("traceparent")
+
 // clientContext reads _meta.traceparent and tracestate, strictly; a
 // malformed one is counted and ignored.
 func (s *Session) clientContext(meta []byte) (trace.SpanContextConfig, trace.TraceState, bool) {
 	if len(meta) == 0 {
+		return trace.SpanContextConfig{}, trace.TraceState{}, false
+	}
+	if !bytes.Contains(meta, traceparentKey) && bytes.IndexByte(meta, '\\') < 0 {
+		// No member can be named traceparent (a name without escapes is
+		// its bytes): the usual 2026-07-28 _meta, read without a member
+		// slice. The answer is the one the full read gives.
 		return trace.SpanContextConfig{}, trace.TraceState{}, false
 	}
 	var rawTP, rawTS []byte

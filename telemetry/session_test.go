@@ -58,8 +58,17 @@ func TestRepeatedTraceparentIsIgnored(t *testing.T) {
 	s := tel.Session("id", "label")
 	defer s.Close()
 	const tp = `"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`
-	if _, _, ok := s.clientContext([]byte(`{"traceparent":` + tp + `}`)); !ok {
-		t.Fatal("a well-formed traceparent was not read")
+	for _, meta := range []string{`{"traceparent":` + tp + `}`, `{"\u0074raceparent":` + tp + `}`, `{"a\"b":1,"traceparent":` + tp + `}`} {
+		if _, _, ok := s.clientContext([]byte(meta)); !ok {
+			t.Fatalf("%s: a well-formed traceparent was not read", meta)
+		}
+	}
+	// Without the name spelled out or escaped, nothing is read and nothing
+	// counted (the fast path), as the full read would answer.
+	for _, meta := range []string{`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, `{"a":1,"a":2}`, `[1]`, `{`} {
+		if _, _, ok := s.clientContext([]byte(meta)); ok || ignoredContexts(s.t.m) != 0 {
+			t.Errorf("%s: read %v, %d counted", meta, ok, ignoredContexts(s.t.m))
+		}
 	}
 	for _, meta := range []string{
 		`{"traceparent":` + tp + `,"traceparent":"00-11111111111111111111111111111111-2222222222222222-01"}`,
@@ -71,4 +80,9 @@ func TestRepeatedTraceparentIsIgnored(t *testing.T) {
 			t.Errorf("%s: continued a trace", meta)
 		}
 	}
+}
+
+// ignoredContexts is mcpseal_trace_context_ignored_total.
+func ignoredContexts(m *metrics) uint64 {
+	return m.badContext.series.get(labels{}, newUint).Load()
 }
