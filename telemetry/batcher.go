@@ -84,10 +84,10 @@ func (b *spanBatcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 // endWithUpstream ends the request span sp, queueing up as its child: a
 // sampled span's End calls OnEnd on this goroutine, which takes up. An
 // unsampled span (or a provider shut down, which calls no processor)
-// exports neither.
+// exports neither; a nil batcher only ends sp.
 func (b *spanBatcher) endWithUpstream(sp trace.Span, up upstreamSpan) {
 	sc := sp.SpanContext()
-	if !up.id.IsValid() || !sc.IsSampled() {
+	if b == nil || !up.id.IsValid() || !sc.IsSampled() {
 		sp.End()
 		return
 	}
