@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -11,19 +10,9 @@ import (
 	"strings"
 	"time"
 
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
 	"github.com/mcpseal/mcpseal/internal/otlp"
 )
-
-// traceClient sends spans to a collector (package internal/otlp:
-// OTLP/HTTP or OTLP/gRPC on net/http). A failure drops that batch (spans
-// are observations, never the audit record).
-type traceClient struct {
-	c *otlp.Client
-}
 
 // services are the OTLP gRPC services, by signal.
 var services = map[string]string{
@@ -101,25 +90,4 @@ func parseOTLPHeaders(s string) (http.Header, error) {
 		h.Add(k, val)
 	}
 	return h, nil
-}
-
-func (c *traceClient) Start(context.Context) error { return nil }
-
-func (c *traceClient) Stop(context.Context) error {
-	c.c.Close()
-	return nil
-}
-
-// UploadTraces sends one batch.
-func (c *traceClient) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
-	msgs := make([][]byte, len(spans))
-	for i, rs := range spans {
-		b, err := proto.Marshal(rs)
-		if err != nil {
-			return err
-		}
-		msgs[i] = b
-	}
-	_, err := c.c.Export(ctx, otlp.Repeated(msgs))
-	return err
 }

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"strings"
 
 	"go.opentelemetry.io/otel/trace"
@@ -55,18 +56,15 @@ func (s *Session) UpstreamHeaders(id []byte) (traceparent, tracestate string) {
 	if s == nil || s.t.tracer == nil || id == nil {
 		return "", ""
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.pending[jsonrpc.IDKey(id)]
-	if r == nil || r.up == nil {
-		return "", ""
-	}
-	sc := r.up.SpanContext()
-	if !sc.IsValid() {
+	sc, ok := s.UpstreamSpanContext(id)
+	if !ok || !sc.IsValid() {
 		return "", ""
 	}
 	return formatTraceparent(sc), sc.TraceState().String()
 }
+
+// traceKey is what every member name metaContext reads contains.
+var traceKey = []byte("trace")
 
 // formatTraceparent writes sc as a version 00 traceparent.
 func formatTraceparent(sc trace.SpanContext) string {
@@ -105,6 +103,13 @@ func (s *Session) clientContext(meta []byte, hdr headerContext) (trace.SpanConte
 // absent).
 func metaContext(meta []byte) (tp, ts string, present, ok bool) {
 	if meta == nil {
+		return "", "", false, true
+	}
+	if !bytes.Contains(meta, traceKey) && bytes.IndexByte(meta, '\\') < 0 {
+		// No member can be named traceparent or tracestate (a name
+		// without escapes is its bytes): the usual 2026-07-28 _meta, read
+		// without a member slice. The answer is the one the full read
+		// gives.
 		return "", "", false, true
 	}
 	rawTP, rawTS := member(meta, "traceparent"), member(meta, "tracestate")

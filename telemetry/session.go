@@ -59,7 +59,54 @@ type Session struct {
 	verified bool
 	protocol string
 	closed   bool
-	hdr      headerContext // the next client message's HTTP trace headers
+	hdr      headerContext           // the next client message's HTTP trace headers
+	shapes   map[shapeKey]*spanShape // see shape
+}
+
+// A request span's shape: its name and start options (kind and
+// attributes), the same for every request of one method and tool, built
+// once per session rather than on every call (issue 16: the options and
+// their attribute slices were a good part of what a traced call
+// allocates). At most maxShapes are kept; a session that calls more
+// distinct tools builds the rest per call.
+type shapeKey struct{ method, tool string }
+
+type spanShape struct {
+	name string
+	opts []trace.SpanStartOption // the request span's
+}
+
+const maxShapes = 256
+
+// Options that never change, boxed once.
+var (
+	serverKind = trace.WithSpanKind(trace.SpanKindServer)
+	okOutcome  = []attribute.KeyValue{attribute.String(attrOutcome, "ok")}
+)
+
+// shape returns the span shape of r, built at most once per session.
+func (s *Session) shape(r *request) *spanShape {
+	k := shapeKey{r.method, r.tool}
+	if sh := s.shapes[k]; sh != nil {
+		return sh
+	}
+	name := r.method
+	attrs := []attribute.KeyValue{attribute.String(attrMethod, r.method), attribute.String(attrSession, s.id)}
+	if r.tool != "" {
+		name += " " + r.tool
+		attrs = append(attrs, attribute.String(attrTool, r.tool), attribute.String(attrOperation, "execute_tool"))
+	}
+	if s.protocol != "" {
+		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
+	}
+	sh := &spanShape{name: name, opts: []trace.SpanStartOption{serverKind, trace.WithAttributes(attrs...)}}
+	if len(s.shapes) < maxShapes {
+		if s.shapes == nil {
+			s.shapes = make(map[shapeKey]*spanShape)
+		}
+		s.shapes[k] = sh
+	}
+	return sh
 }
 
 type request struct {
@@ -71,7 +118,7 @@ type request struct {
 	serverErr  bool      // with an error (else mcpseal's error replaced a result)
 	ctx        context.Context
 	span       trace.Span
-	up         trace.Span
+	up         upstreamSpan // its round trip, once forwarded (traced and sampled only; see upstream.go)
 	confirm    trace.Span
 }
 
@@ -139,15 +186,13 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 			}
 			r.fromServer, r.serverErr = true, m.Error != nil
 			s.t.m.upstream.Observe(now.Sub(r.upstream).Seconds(), r.method)
-			if r.up != nil {
-				if m.Error != nil {
-					r.up.SetStatus(codes.Error, "")
-				}
-				r.up.End(trace.WithTimestamp(now))
+			if r.up.id.IsValid() {
+				r.up.end, r.up.err = now, m.Error != nil
 			}
 			if r.method == "initialize" && s.t.tracer != nil && m.Result != nil {
 				if v := paramString(m.Result, "protocolVersion"); isProtocolVersion(v) {
 					s.protocol = v
+					clear(s.shapes) // their attributes name the protocol
 				}
 			}
 			if !s.verified && s.verify == nil && (r.method == "initialize" || r.method == "server/discover") {
@@ -182,22 +227,15 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		r.tool = contract.SafeName(tool)
 		s.calls = append(s.calls, r)
 	}
-	parent, links := s.ctx, []trace.Link(nil)
+	// The SDK stamps the span's start and end itself, within a few
+	// microseconds of now (a timestamp option is one allocation more).
+	sh := s.shape(r)
+	parent, opts := s.ctx, sh.opts
 	if tp, ts, ok := s.clientContext(meta, hdr); ok {
 		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
-		links = []trace.Link{{SpanContext: trace.SpanContextFromContext(s.ctx)}}
+		opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: trace.SpanContextFromContext(s.ctx)}))
 	}
-	name := r.method
-	attrs := []attribute.KeyValue{attribute.String(attrMethod, r.method), attribute.String(attrSession, s.id)}
-	if r.tool != "" {
-		name += " " + r.tool
-		attrs = append(attrs, attribute.String(attrTool, r.tool), attribute.String(attrOperation, "execute_tool"))
-	}
-	if s.protocol != "" {
-		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
-	}
-	r.ctx, r.span = s.t.tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(now),
-		trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	r.ctx, r.span = s.t.tracer.Start(parent, sh.name, opts...)
 }
 
 func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContextConfig {
@@ -278,8 +316,12 @@ func (s *Session) Emitted(out []gate.Out) {
 			r.upstream = now
 			s.t.m.gateLatency.Observe(now.Sub(r.start).Seconds(), r.method)
 			if r.span != nil {
-				_, r.up = s.t.tracer.Start(r.ctx, "mcpseal.upstream", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(now),
-					trace.WithAttributes(attribute.String(attrMethod, r.method)))
+				// Not an SDK span: its id now, so that the transport can
+				// name it upstream (UpstreamSpanContext); the exporter
+				// writes it with its parent (upstream.go).
+				if sc := r.span.SpanContext(); sc.IsSampled() {
+					r.up = upstreamSpan{id: newSpanID(), method: r.method, start: now}
+				}
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
 			key := jsonrpc.IDKey(m.ID)
@@ -316,8 +358,10 @@ func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
 	if r.span == nil {
 		return
 	}
-	if r.up != nil && !r.fromServer {
-		r.up.End(trace.WithTimestamp(now))
+	if outcome == "ok" {
+		r.span.SetAttributes(okOutcome...)
+		s.endRequest(r, now)
+		return
 	}
 	attrs := []attribute.KeyValue{attribute.String(attrOutcome, outcome)}
 	if m.Error != nil {
@@ -328,7 +372,16 @@ func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
 		attrs = append(attrs, attribute.String(attrCode, code))
 	}
 	r.span.SetAttributes(attrs...)
-	r.span.End(trace.WithTimestamp(now))
+	s.endRequest(r, now)
+}
+
+// endRequest ends a request span with its upstream span, which ends now
+// if the server has not answered.
+func (s *Session) endRequest(r *request, now time.Time) {
+	if r.up.id.IsValid() && r.up.end.IsZero() {
+		r.up.end = now
+	}
+	s.t.spans.endWithUpstream(r.span, r.up)
 }
 
 // errorCode reads error.code, bounded to an int32; 0 when unreadable.
@@ -531,17 +584,15 @@ func (s *Session) Close() error {
 	s.t.mu.Lock()
 	delete(s.t.open, s)
 	s.t.mu.Unlock()
+	now := time.Now()
 	for k, r := range s.pending {
 		s.t.m.requests.Inc(r.method, "unanswered")
-		if r.up != nil && !r.fromServer {
-			r.up.End()
-		}
 		if r.confirm != nil {
 			r.confirm.End()
 		}
 		if r.span != nil {
 			r.span.SetAttributes(attribute.String(attrOutcome, "unanswered"))
-			r.span.End()
+			s.endRequest(r, now)
 		}
 		delete(s.pending, k)
 	}

@@ -26,7 +26,8 @@
 //	└─ tools/call NAME
 //	   ├─ mcpseal.preflight           a preflight provider's decision
 //	   ├─ mcpseal.confirm             a person's confirmation
-//	   └─ mcpseal.upstream            the round trip to the server
+//	   └─ mcpseal.upstream            the round trip to the server (written by
+//	                                  the exporter with its parent: upstream.go)
 //
 // A request that carries a valid W3C traceparent in params._meta is a
 // child of the client's span instead, with a link to its session.
@@ -74,6 +75,7 @@ type Telemetry struct {
 	m       *metrics
 	tp      *sdktrace.TracerProvider
 	tracer  trace.Tracer
+	spans   *spanBatcher // the tracer provider's span processor
 	srv     *http.Server
 	addr    net.Addr
 	log     *slog.Logger

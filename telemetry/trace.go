@@ -11,7 +11,6 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -23,9 +22,9 @@ const (
 )
 
 // Span export bounds: spans wait at most spanBatchTimeout to be sent, and
-// at most spanQueue of them wait (more are dropped by the SDK, counted in
-// its own log), so a collector that is down costs bounded memory and no
-// call ever waits for it.
+// at most spanQueue of them wait (more are dropped by spanBatcher, counted
+// in the export warning), so a collector that is down costs bounded memory
+// and no call ever waits for it.
 const (
 	spanQueue        = 2048
 	spanBatch        = 512
@@ -101,23 +100,23 @@ func signalConfig(cfg Config, signal string) (*tracing, error) {
 }
 
 func (t *Telemetry) startTraces(tc *tracing) error {
-	ctx := context.Background()
 	c, err := newOTLPClient(tc, t.getenv)
 	if err != nil {
 		return err
 	}
-	exp, err := otlptrace.New(ctx, &traceClient{c})
-	if err != nil {
-		return fmt.Errorf("OTLP trace exporter: %w", err)
-	}
+	// Spans go to the collector through spanExporter (package
+	// internal/otlp: OTLP/HTTP or OTLP/gRPC on net/http). A failure drops
+	// that batch (spans are observations, never the audit record).
+	exp := &spanExporter{c: c, lim: spanLimits()}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", t.service)))
 	if err != nil {
 		res = resource.NewSchemaless(attribute.String("service.name", t.service))
 	}
+	t.spans = newSpanBatcher(exp, otel.Handle, spanBatchTimeout, spanBatch, spanQueue)
 	opts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),
-		sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(spanQueue), sdktrace.WithMaxExportBatchSize(spanBatch),
-			sdktrace.WithBatchTimeout(spanBatchTimeout), sdktrace.WithExportTimeout(exportTimeout)),
+		sdktrace.WithSpanProcessor(t.spans),
+		sdktrace.WithIDGenerator(randomIDs{}), // the upstream spans' ids come from it too
 	}
 	if envSampler := t.getenv("OTEL_TRACES_SAMPLER"); envSampler == "" {
 		// A client's unsampled traceparent does not switch off the gate's

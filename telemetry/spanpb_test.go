@@ -1,0 +1,386 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/mcpseal/mcpseal/internal/otlp"
+)
+
+// referenceClient captures what the OpenTelemetry OTLP exporter would
+// send (otlptrace's own transform of the SDK's spans).
+type referenceClient struct{ got []*tracepb.ResourceSpans }
+
+func (c *referenceClient) Start(context.Context) error { return nil }
+func (c *referenceClient) Stop(context.Context) error  { return nil }
+func (c *referenceClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	c.got = append(c.got, rs...)
+	return nil
+}
+
+// reference is the OTLP exporter's message for spans.
+func reference(t testing.TB, spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
+	t.Helper()
+	rc := &referenceClient{}
+	exp, err := otlptrace.New(context.Background(), rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.ExportSpans(context.Background(), spans); err != nil {
+		t.Fatal(err)
+	}
+	return rc.got
+}
+
+// decodeRequest reads an ExportTraceServiceRequest: field 1, repeated
+// ResourceSpans, and nothing else.
+func decodeRequest(t testing.TB, b []byte) []*tracepb.ResourceSpans {
+	t.Helper()
+	var out []*tracepb.ResourceSpans
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			t.Fatalf("not an export request: tag %d/%d (%d)", num, typ, n)
+		}
+		b = b[n:]
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			t.Fatal("truncated resource_spans")
+		}
+		b = b[n:]
+		rs := &tracepb.ResourceSpans{}
+		if err := (proto.UnmarshalOptions{DiscardUnknown: false}).Unmarshal(v, rs); err != nil {
+			t.Fatalf("resource_spans: %v", err)
+		}
+		if len(rs.ProtoReflect().GetUnknown()) != 0 {
+			t.Fatal("unknown fields in resource_spans")
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
+var noLimits = upstreamAttrs{count: -1, length: -1}
+
+// ended is spans as the batcher queues them, none with an upstream span.
+func ended(spans []sdktrace.ReadOnlySpan) []endedSpan {
+	out := make([]endedSpan, len(spans))
+	for i, s := range spans {
+		out[i].ReadOnlySpan = s
+	}
+	return out
+}
+
+// sortByFirstSpan orders resource spans (the OTLP exporter's order of
+// resources is a map's).
+func sortByFirstSpan(rss []*tracepb.ResourceSpans) {
+	slices.SortFunc(rss, func(a, b *tracepb.ResourceSpans) int {
+		return strings.Compare(a.ScopeSpans[0].Spans[0].Name, b.ScopeSpans[0].Spans[0].Name)
+	})
+}
+
+// assertSameAsReference fails unless mcpseal's encoding of spans decodes
+// to exactly what the OpenTelemetry exporter would send.
+func assertSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan) {
+	t.Helper()
+	assertEndedSameAsReference(t, spans, ended(spans), noLimits)
+}
+
+// assertEndedSameAsReference fails unless mcpseal's encoding of ours
+// (request spans with upstream spans) decodes to exactly what the
+// OpenTelemetry exporter sends for spans (the same, the upstream spans
+// SDK spans, each right before its parent).
+func assertEndedSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan, ours []endedSpan, lim upstreamAttrs) {
+	t.Helper()
+	want := reference(t, spans)
+	got := decodeRequest(t, appendTraceRequest(nil, ours, lim))
+	sortByFirstSpan(want)
+	sortByFirstSpan(got)
+	if len(got) != len(want) {
+		t.Fatalf("%d resource spans, the OTLP exporter %d", len(got), len(want))
+	}
+	for i := range want {
+		if !proto.Equal(got[i], want[i]) {
+			t.Fatalf("resource spans %d differ:\n got %v\nwant %v", i, got[i], want[i])
+		}
+	}
+}
+
+// recorded runs f with two tracer providers of different resources, with
+// small limits so that counts of dropped attributes, events and links
+// appear, and returns the spans they ended.
+func recorded(t testing.TB, f func(a, b trace.TracerProvider)) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	limits := sdktrace.NewSpanLimits()
+	limits.AttributeCountLimit, limits.EventCountLimit, limits.LinkCountLimit = 16, 2, 2
+	limits.AttributePerEventCountLimit, limits.AttributePerLinkCountLimit = 1, 1
+	mk := func(res *resource.Resource) *sdktrace.TracerProvider {
+		return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits))
+	}
+	a := mk(resource.NewWithAttributes("https://opentelemetry.io/schemas/1.26.0", attribute.String("service.name", "mcpseal"), attribute.Int("n", 3)))
+	b := mk(resource.NewSchemaless(attribute.String("service.name", "other")))
+	f(a, b)
+	return rec.Ended()
+}
+
+// TestSpanEncodingMatchesOTLPExporter: the spans mcpseal sends are the
+// OpenTelemetry exporter's message, field for field, for every attribute
+// type, events, links, remote parents, trace state, error status, dropped
+// counts, several scopes and resources, and lengths that need more than
+// one byte.
+func TestSpanEncodingMatchesOTLPExporter(t *testing.T) {
+	t.Parallel()
+	spans := recorded(t, func(a, b trace.TracerProvider) {
+		ctx := context.Background()
+		t0 := time.Unix(1_700_000_000, 123)
+		tr := a.Tracer("github.com/mcpseal/mcpseal/telemetry", trace.WithInstrumentationVersion("v1"), trace.WithSchemaURL("https://opentelemetry.io/schemas/1.26.0"),
+			trace.WithInstrumentationAttributes(attribute.String("scope.k", "v")))
+		ctx, root := tr.Start(ctx, "a root", trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(t0),
+			trace.WithAttributes(
+				attribute.Bool("b", true), attribute.Bool("f", false), attribute.Int64("i", -42), attribute.Int64("z", 0),
+				attribute.Float64("d", 2.5), attribute.String("s", "text"), attribute.String("empty", ""),
+				attribute.BoolSlice("bs", []bool{true, false}), attribute.Int64Slice("is", []int64{1, -1, 1 << 40}),
+				attribute.Float64Slice("ds", []float64{0.5, -3}), attribute.StringSlice("ss", []string{"x", "", "y"}),
+				attribute.String("long", strings.Repeat("l", 200)), attribute.String("longer", strings.Repeat("m", 20000)),
+			))
+		root.AddEvent("e1", trace.WithTimestamp(t0.Add(time.Millisecond)), trace.WithAttributes(attribute.String("k", "v"), attribute.Int("dropped", 1)))
+		root.AddEvent("e2")
+		root.AddEvent("e3") // over the limit: counted as dropped
+		for i := 0; i < 20; i++ {
+			root.SetAttributes(attribute.Int("extra"+strings.Repeat("x", i), i)) // over the limit
+		}
+		_, child := tr.Start(ctx, "b child", trace.WithSpanKind(trace.SpanKindClient))
+		child.SetStatus(codes.Error, "failed")
+		child.End(trace.WithTimestamp(t0.Add(time.Second)))
+		root.SetStatus(codes.Ok, "ignored for ok")
+		root.End()
+
+		remote := trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID: trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, SpanID: trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8},
+			TraceFlags: trace.FlagsSampled, Remote: true,
+		})
+		ts, err := trace.ParseTraceState("vendor=value,other=x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		remote = remote.WithTraceState(ts)
+		rctx := trace.ContextWithRemoteSpanContext(context.Background(), remote)
+		other := a.Tracer("second scope")
+		_, s := other.Start(rctx, "c remote parent", trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithLinks(trace.Link{SpanContext: root.SpanContext(), Attributes: []attribute.KeyValue{attribute.String("l", "1"), attribute.String("l2", "2")}},
+				trace.Link{SpanContext: remote}, trace.Link{SpanContext: child.SpanContext()}))
+		s.End()
+
+		_, s = b.Tracer("").Start(context.Background(), "d other resource", trace.WithSpanKind(trace.SpanKindProducer))
+		s.End()
+		_, s = b.Tracer("").Start(context.Background(), "e consumer", trace.WithSpanKind(trace.SpanKindConsumer))
+		s.End()
+	})
+	if len(spans) != 5 {
+		t.Fatalf("%d spans recorded", len(spans))
+	}
+	assertSameAsReference(t, spans)
+	assertSameAsReference(t, spans[:1])
+	if b := appendTraceRequest(nil, nil, noLimits); len(b) != 0 {
+		t.Fatalf("no spans encode as %d bytes", len(b))
+	}
+
+	// The upstream spans mcpseal writes from a request's record are what
+	// the exporter sends for SDK child spans of the same data: under a
+	// local parent, under a remote one with trace state and other flags,
+	// with an error, under each attribute limit the SDK reads from
+	// OTEL_SPAN_ATTRIBUTE_*.
+	for _, lim := range []upstreamAttrs{noLimits, {count: 0, length: -1}, {count: 1, length: 4}, {count: -1, length: 0}} {
+		limits := sdktrace.NewSpanLimits()
+		limits.AttributeCountLimit, limits.AttributeValueLengthLimit = lim.count, lim.length
+		sdkSpans, ours := requestsWithUpstream(t, limits)
+		assertEndedSameAsReference(t, sdkSpans, ours, lim)
+	}
+}
+
+// requestsWithUpstream ends request spans, each with an SDK child span for
+// its round trip, and returns them as the OTLP exporter gets them (each
+// child before its parent) and as mcpseal's batcher queues them (the
+// child's data as an upstreamSpan of the parent).
+func requestsWithUpstream(t testing.TB, limits sdktrace.SpanLimits) (sdkSpans []sdktrace.ReadOnlySpan, ours []endedSpan) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithRawSpanLimits(limits),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "mcpseal"))))
+	tr := tp.Tracer("github.com/mcpseal/mcpseal/telemetry")
+	ts, err := trace.ParseTraceState("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9, 8, 7}, SpanID: trace.SpanID{6, 5}, TraceFlags: 0x03, Remote: true}).WithTraceState(ts)
+	t0 := time.Unix(1_700_000_000, 999)
+	var ups []upstreamSpan
+	for i, c := range []struct {
+		parent context.Context
+		method string
+		err    bool
+	}{
+		{context.Background(), "tools/call", false},
+		{trace.ContextWithRemoteSpanContext(context.Background(), remote), "tools/call", true},
+		{context.Background(), "resources/read", true},
+	} {
+		start := t0.Add(time.Duration(i) * time.Second)
+		ctx, req := tr.Start(c.parent, "tools/call echo", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start),
+			trace.WithAttributes(attribute.String(attrMethod, c.method)))
+		_, up := tr.Start(ctx, upstreamName, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start.Add(time.Millisecond)),
+			trace.WithAttributes(attribute.String(attrMethod, c.method)))
+		if c.err {
+			up.SetStatus(codes.Error, "")
+		}
+		end := start.Add(time.Duration(300+i) * time.Millisecond)
+		up.End(trace.WithTimestamp(end))
+		ups = append(ups, upstreamSpan{id: up.SpanContext().SpanID(), method: c.method, start: start.Add(time.Millisecond), end: end, err: c.err})
+		req.SetAttributes(okOutcome...)
+		req.End(trace.WithTimestamp(end.Add(time.Millisecond)))
+	}
+	sdkSpans = rec.Ended()
+	if len(sdkSpans) != 6 {
+		t.Fatalf("%d spans", len(sdkSpans))
+	}
+	for i := 1; i < len(sdkSpans); i += 2 {
+		ours = append(ours, endedSpan{ReadOnlySpan: sdkSpans[i], up: ups[i/2]})
+	}
+	return sdkSpans, ours
+}
+
+// TestSpanExporterReusesItsBuffer: a batch is encoded in the buffer the
+// previous one used, and a buffer grown past maxKeptBuffer is let go.
+func TestSpanExporterReusesItsBuffer(t *testing.T) {
+	t.Parallel()
+	spans := recorded(t, func(a, _ trace.TracerProvider) {
+		_, s := a.Tracer("t").Start(context.Background(), "s")
+		s.End()
+	})
+	b := appendTraceRequest(make([]byte, 0, 4096), ended(spans), noLimits)
+	again := appendTraceRequest(b[:0], ended(spans), noLimits)
+	if &again[0] != &b[0] || !slices.Equal(again, appendTraceRequest(nil, ended(spans), noLimits)) {
+		t.Fatal("the encoding did not reuse its buffer or changed")
+	}
+}
+
+// TestSpanExporterAfterShutdown: a stopped exporter sends nothing and
+// fails nothing (the SDK may still flush into it).
+func TestSpanExporterAfterShutdown(t *testing.T) {
+	t.Parallel()
+	e := &spanExporter{c: nil}
+	e.stopped.Store(true)
+	spans := recorded(t, func(a, _ trace.TracerProvider) {
+		_, s := a.Tracer("t").Start(context.Background(), "s")
+		s.End()
+	})
+	if err := e.ExportSpans(context.Background(), spans); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+// FuzzSpanEncoding: whatever text a span carries (a client's trace state,
+// a tool's safe name, attribute values of any length), the encoding
+// decodes to what the OpenTelemetry exporter sends; text that is not
+// UTF-8 (which that exporter cannot send at all) still decodes, with
+// U+FFFD for the invalid bytes.
+func FuzzSpanEncoding(f *testing.F) {
+	f.Add("tools/call echo", "gen_ai.tool.name", "echo", "vendor=value", 3)
+	f.Add("", "", "", "", 0)
+	f.Add(strings.Repeat("n", 130), "k", strings.Repeat("v", 17000), "a=b,c=d", 200)
+	f.Fuzz(func(t *testing.T, name, key, value, state string, n int) {
+		spans := recorded(t, func(a, _ trace.TracerProvider) {
+			ctx := context.Background()
+			if ts, err := trace.ParseTraceState(state); err == nil {
+				sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, Remote: true})
+				ctx = trace.ContextWithRemoteSpanContext(ctx, sc.WithTraceState(ts))
+			}
+			_, s := a.Tracer(key).Start(ctx, name, trace.WithAttributes(attribute.String(key, value), attribute.Int("n", n),
+				attribute.StringSlice(value, []string{key, name})))
+			s.AddEvent(value, trace.WithAttributes(attribute.Int64(key, int64(n))))
+			s.SetStatus(codes.Code(n%3), value)
+			s.End()
+		})
+		if utf8.ValidString(name) && utf8.ValidString(key) && utf8.ValidString(value) { // each: two invalid halves can join into valid UTF-8
+			assertSameAsReference(t, spans)
+			// The same span with an upstream span of the fuzzed times and
+			// status, against an SDK child span of that data.
+			parent := spans[0]
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			start := time.Unix(0, int64(n)*1_000_003)
+			ctx := trace.ContextWithSpanContext(context.Background(), parent.SpanContext())
+			_, child := tp.Tracer(key).Start(ctx, upstreamName, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+				trace.WithAttributes(attribute.String(attrMethod, "tools/call")))
+			if n%2 == 1 {
+				child.SetStatus(codes.Error, "")
+			}
+			end := start.Add(time.Duration(n%5000) * time.Microsecond)
+			child.End(trace.WithTimestamp(end))
+			up := upstreamSpan{id: child.SpanContext().SpanID(), method: "tools/call", start: start, end: end, err: n%2 == 1}
+			want := reference(t, rec.Ended())[0].ScopeSpans[0].Spans[0]
+			got := decodeRequest(t, appendTraceRequest(nil, []endedSpan{{ReadOnlySpan: parent, up: up}}, noLimits))[0].ScopeSpans[0].Spans[0]
+			if !proto.Equal(got, want) {
+				t.Fatalf("upstream span differs:\n got %v\nwant %v", got, want)
+			}
+			return
+		}
+		got := decodeRequest(t, appendTraceRequest(nil, ended(spans), noLimits))
+		if len(got) != 1 || got[0].ScopeSpans[0].Spans[0].Name != strings.ToValidUTF8(name, "\uFFFD") {
+			t.Fatalf("invalid UTF-8 was not replaced: %v", got)
+		}
+	})
+}
+
+// TestExporterShutdownDuringStalledExport: a collector that takes the
+// request and never answers holds its export, not Shutdown.
+func TestExporterShutdownDuringStalledExport(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer col.Close()
+	defer close(release)
+	u, err := url.Parse(col.URL + "/v1/traces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &spanExporter{c: otlp.New(u, false, "", nil, nil, time.Minute)}
+	spans := recorded(t, func(a, _ trace.TracerProvider) {
+		_, s := a.Tracer("t").Start(context.Background(), "s")
+		s.End()
+	})
+	exported := make(chan error, 1)
+	go func() { exported <- e.ExportSpans(context.Background(), spans) }()
+	time.Sleep(50 * time.Millisecond) // the export is under way
+	done := make(chan struct{})
+	go func() { _ = e.Shutdown(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown waited for the stalled export")
+	}
+	select {
+	case err := <-exported:
+		t.Fatalf("the stalled export returned early: %v", err)
+	default:
+	}
+}
