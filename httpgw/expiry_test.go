@@ -135,6 +135,7 @@ func TestRandomOpaqueTokensHammerTheIssuerThroughTheDoor(t *testing.T) {
 	t.Parallel()
 	w := newTeamWorldAuth(t, fmt.Sprintf(`, "introspection": {"client_id": %q, "secret_env": "SECRET"}`, testoauth.IntrospectClient))
 	busy := 0
+	start := time.Now()
 	for i := range 40 {
 		resp, b := w.post(t, fmt.Sprintf("made_up_%032d", i), "", initBody)
 		switch {
@@ -147,7 +148,10 @@ func TestRandomOpaqueTokensHammerTheIssuerThroughTheDoor(t *testing.T) {
 			t.Fatalf("a made-up token: %d %s", resp.StatusCode, b)
 		}
 	}
-	if n := w.as.IntrospectionCount(); n > 31 || busy < 9 {
-		t.Fatalf("%d introspections, %d refused as busy, for 40 made-up tokens from one address", n, busy)
+	// 30 at once, then one more every 2 s: a loaded machine that takes
+	// seconds over the 40 requests earns the address a few more.
+	refills := int(time.Since(start) / (2 * time.Second))
+	if n := w.as.IntrospectionCount(); n > 31+refills || busy < 9-refills {
+		t.Fatalf("%d introspections, %d refused as busy, for 40 made-up tokens from one address in %v", n, busy, time.Since(start))
 	}
 }
