@@ -97,10 +97,14 @@ func marketEntry(root *Node, plugin string) (*Node, int, error) {
 }
 
 // hasClaudeManifest reports whether a plugin's folder has its own
-// .claude-plugin/plugin.json; anything there but "no such file" counts
-// (pluginServers then reports what it cannot read).
+// .claude-plugin/plugin.json, decided the way Claude Code and readIndex
+// read it: through symbolic links. A link that points nowhere is no
+// manifest (Claude Code then takes the marketplace entry as the
+// manifest); anything else there but "no such file" counts, and
+// pluginServers reports what it cannot read (a folder, a FIFO, a link
+// loop).
 func hasClaudeManifest(root string) bool {
-	_, err := os.Lstat(filepath.Join(root, ".claude-plugin", "plugin.json"))
+	_, err := os.Stat(filepath.Join(root, ".claude-plugin", "plugin.json"))
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
