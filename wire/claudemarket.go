@@ -116,7 +116,9 @@ func (p plugin) marketFile() File {
 }
 
 // mergeMarketFiles makes one File of the marketplace Files that name the
-// same marketplace.json, so that wrap plans each file once.
+// same marketplace.json, so that wrap plans each file once, and lists
+// each plugin's entry in it once (a plugin installed in several scopes
+// has one entry, whose servers Claude Code starts once).
 func mergeMarketFiles(files []File) []File {
 	var out []File
 	at := map[string]int{}
@@ -126,14 +128,28 @@ func mergeMarketFiles(files []File) []File {
 			continue
 		}
 		if i, ok := at[f.Path]; ok {
-			out[i].market = append(out[i].market, f.market...)
-			out[i].Source = "marketplace entries"
+			for _, mp := range f.market {
+				if !out[i].hasMarketPlugin(mp.name) {
+					out[i].market = append(out[i].market, mp)
+					out[i].Source = "marketplace entries"
+				}
+			}
 			continue
 		}
 		at[f.Path] = len(out)
 		out = append(out, f)
 	}
 	return out
+}
+
+// hasMarketPlugin reports whether f lists the entry of plugin name.
+func (f File) hasMarketPlugin(name string) bool {
+	for _, mp := range f.market {
+		if mp.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // parseMarketplaceDoc reads the servers the entries of the plugins in

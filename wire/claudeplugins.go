@@ -65,6 +65,9 @@ func ClaudePluginFiles(e Env) []File {
 			out = append(out, indexError("claude-code", installed, "plugins", "cannot read the installed plugins: "+err.Error()))
 			break
 		}
+		// read is each plugin's folder read already: installs in several
+		// scopes of a directory marketplace's plugin are one folder.
+		read := map[claudeInstall]bool{}
 		for _, in := range ids {
 			source := "plugin " + in.id
 			pluginName, market, _ := strings.Cut(in.id, "@")
@@ -75,6 +78,10 @@ func ClaudePluginFiles(e Env) []File {
 			} else if ok {
 				rootDir, noWrap = d, ""
 			}
+			if read[claudeInstall{in.id, rootDir}] {
+				continue
+			}
+			read[claudeInstall{in.id, rootDir}] = true
 			p := plugin{client: "claude-code", root: rootDir, managed: plugins, source: source, name: pluginName, noWrap: noWrap, disabled: enabled[in.id] == "false"}
 			if !hasClaudeManifest(rootDir) {
 				// The marketplace entry is the plugin's manifest.
@@ -161,6 +168,10 @@ func claudeInstalls(root *Node) ([]claudeInstall, error) {
 	}
 	var out []claudeInstall
 	seen := map[string]bool{}
+	// A plugin installed in several scopes (user, project, local) is
+	// listed once per scope, often with the same installPath; Claude
+	// Code starts its servers once.
+	installed := map[claudeInstall]bool{}
 	for _, m := range p.Value.Members {
 		if seen[m.Key] {
 			return nil, errors.New("a plugin is listed twice")
@@ -174,7 +185,11 @@ func claudeInstalls(root *Node) ([]claudeInstall, error) {
 			if err != nil || !ok || !filepath.IsAbs(path) {
 				return nil, errors.New("an install without an absolute installPath")
 			}
-			out = append(out, claudeInstall{id: m.Key, path: filepath.Clean(path)})
+			in := claudeInstall{id: m.Key, path: filepath.Clean(path)}
+			if !installed[in] {
+				installed[in] = true
+				out = append(out, in)
+			}
 		}
 	}
 	return out, nil
