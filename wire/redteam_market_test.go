@@ -348,6 +348,19 @@ func TestAttackEntryPathClaimsAnotherClientsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := readTestFile(t, cursor)
+	if strings.Contains(after, "plugin:a:") || strings.Contains(after, "run") {
+		t.Errorf("wrap rewrote Cursor's config as plugin a's server file:\n%s", after)
+	}
+	// Wrap as the command runs it (internal/cli/wrap.go), Cursor's own
+	// config among the files: Cursor's server is wrapped once, as
+	// Cursor's. (LoadedFiles alone does not hold Cursor's config, so the
+	// check above is that it is left alone.)
+	e := Env{GOOS: "linux", Home: home}
+	all := Existing(append(UserFiles(e), LoadedFiles(e)...))
+	if _, err := PlanWrap(all, o, &Records{Version: recordsVersion}).Apply(); err != nil {
+		t.Fatal(err)
+	}
+	after = readTestFile(t, cursor)
 	if strings.Contains(after, "plugin:a:") || strings.Count(after, "run") != 1 {
 		t.Errorf("wrap rewrote Cursor's config as plugin a's server file:\n%s", after)
 	}
