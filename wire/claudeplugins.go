@@ -48,9 +48,10 @@ func ClaudePluginFiles(e Env) []File {
 	dir := e.claudeDir()
 	plugins := filepath.Join(dir, "plugins")
 	var out []File
-	enabled, err := claudeEnabledPlugins(filepath.Join(dir, "settings.json"))
+	settings := filepath.Join(dir, "settings.json")
+	enabled, err := claudeEnabledPlugins(settings)
 	if err != nil {
-		out = append(out, indexError("claude-code", filepath.Join(dir, "settings.json"), "plugins", "cannot read which plugins are enabled: "+errText(err)))
+		out = append(out, indexError("claude-code", settings, "plugins", "cannot read which plugins are enabled: "+errText(err)))
 	}
 	installed := filepath.Join(plugins, "installed_plugins.json")
 	root, present, err := readIndex(installed, maxIndexSize)
@@ -59,7 +60,9 @@ func ClaudePluginFiles(e Env) []File {
 		out = append(out, indexError("claude-code", installed, "plugins", "cannot read the installed plugins: "+errText(err)))
 	case present:
 		markets := filepath.Join(plugins, "known_marketplaces.json")
-		mk, _, merr := readIndex(markets, maxIndexSize)
+		known, _, merr := readIndex(markets, maxIndexSize)
+		mk := claudeMarkets{known: known, knownErr: merr, settings: settings}
+		mk.extra, mk.extraErr = claudeExtraMarkets(settings)
 		ids, err := claudeInstalls(root)
 		if err != nil {
 			out = append(out, indexError("claude-code", installed, "plugins", "cannot read the installed plugins: "+err.Error()))
@@ -72,7 +75,7 @@ func ClaudePluginFiles(e Env) []File {
 			source := "plugin " + in.id
 			pluginName, market, _ := strings.Cut(in.id, "@")
 			rootDir, noWrap := in.path, claudeCacheWhy
-			if d, ok, err := claudeDirectoryPlugin(mk, merr, pluginName, market); err != nil {
+			if d, ok, err := claudeDirectoryPlugin(mk, pluginName, market); err != nil {
 				out = append(out, indexError("claude-code", markets, source, "cannot tell where the plugin is read from: "+err.Error()))
 				continue
 			} else if ok {
@@ -198,27 +201,15 @@ func claudeInstalls(root *Node) ([]claudeInstall, error) {
 // claudeDirectoryPlugin finds where a plugin of a "directory" marketplace
 // is read from; ok is false for a marketplace of another kind (its
 // plugins run from installPath). markets is known_marketplaces.json.
-func claudeDirectoryPlugin(markets *Node, marketsErr error, plugin, market string) (dir string, ok bool, err error) {
-	if marketsErr != nil {
-		return "", false, errors.New("known_marketplaces.json: " + errText(marketsErr))
-	}
-	m, err := markets.Get(market)
-	if err != nil || m == nil {
+func claudeDirectoryPlugin(markets claudeMarkets, plugin, market string) (dir string, ok bool, err error) {
+	m, known, err := markets.lookup(market)
+	if err != nil || !known || m.kind != "directory" {
 		return "", false, err
 	}
-	src, err := m.Value.Get("source")
-	if err != nil || src == nil {
-		return "", false, err
-	}
-	kind, _, err := stringMember(src.Value, "source")
-	if err != nil || kind != "directory" {
-		return "", false, err
-	}
-	loc, has, err := stringMember(m.Value, "installLocation")
-	if err != nil || !has || !filepath.IsAbs(loc) {
+	if m.loc == "" {
 		return "", false, errors.New("a directory marketplace without an absolute installLocation")
 	}
-	loc = filepath.Clean(loc)
+	loc := m.loc
 	manifest := filepath.Join(loc, ".claude-plugin", "marketplace.json")
 	root, present, err := readIndex(manifest, maxIndexSize)
 	if err != nil || !present {
