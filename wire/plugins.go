@@ -41,6 +41,12 @@ func pluginServers(p plugin) []File {
 		if f.NoWrap == "" {
 			f.NoWrap = userFileWhyNot(path, p.managed, "a plugin file")
 		}
+		if f.NoWrap == "" && !linksWithin(path, p.root) {
+			// A link out of the plugin (to another client's config, say)
+			// is counted where the client reads it, never edited as the
+			// plugin's.
+			f.NoWrap = "a plugin file that links outside the plugin's folder"
+		}
 		return f
 	}
 	var out []File
@@ -104,6 +110,17 @@ func pluginPath(root, ref string) (path string, ok bool) {
 		return "", false
 	}
 	return filepath.Join(root, rel), true
+}
+
+// linksWithin reports whether path, links resolved, is inside root,
+// links resolved.
+func linksWithin(path, root string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	r, err := filepath.EvalSymlinks(root)
+	return err == nil && within(real, r)
 }
 
 // serverRefs lists the server files an mcpServers value in file names:

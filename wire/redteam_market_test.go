@@ -381,3 +381,28 @@ func TestAttackClaudePluginFolderIsAFile(t *testing.T) {
 		t.Fatalf("status is enforcing while the entry defines asrv: %+v %+v", r.Files, r.Servers)
 	}
 }
+
+// TestEntryPathLinkedToAnotherClientsConfigIsNotWrapped: the entry's path
+// is a proper "./x.json", but x.json is a link to Cursor's config. The
+// plugin's servers are counted, but wrap never edits Cursor's config as
+// the plugin's file.
+func TestEntryPathLinkedToAnotherClientsConfigIsNotWrapped(t *testing.T) {
+	home, path := marketHome(t, `{"plugins": [{"name": "a", "source": "./a", "mcpServers": "./x.json"}, {"name": "b", "source": "./b"}]}`)
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	writeFiles(t, map[string]string{cursor: `{"mcpServers": {"db": {"command": "npx", "args": ["db-server"]}}}`})
+	if err := os.Symlink(cursor, filepath.Join(filepath.Dir(filepath.Dir(path)), "a", "x.json")); err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions(t)
+	o.DefaultHome = o.Home
+	files := Existing(LoadedFiles(Env{GOOS: "linux", Home: home}))
+	if r := Status(files, o); r.Enforcing() {
+		t.Errorf("the linked file's server is not counted: %+v", r.Servers)
+	}
+	if _, err := PlanWrap(files, o, &Records{Version: recordsVersion}).Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if after := readTestFile(t, cursor); strings.Contains(after, "plugin:a:") {
+		t.Errorf("wrap rewrote Cursor's config through the plugin's link:\n%s", after)
+	}
+}
