@@ -153,22 +153,6 @@ func marketKind(decl *Node) (string, error) {
 	return kind, err
 }
 
-// claudeExtraMarkets reads extraKnownMarketplaces of settings.json.
-func claudeExtraMarkets(path string) (*Node, error) {
-	root, present, err := readIndex(path, maxConfigSize)
-	if err != nil || !present {
-		return nil, err
-	}
-	m, err := root.Get("extraKnownMarketplaces")
-	if err != nil || m == nil || m.Value.Kind == Null {
-		return nil, err
-	}
-	if m.Value.Kind != Object {
-		return nil, errors.New("extraKnownMarketplaces is not an object")
-	}
-	return m.Value, nil
-}
-
 // marketEntry is the one entry named plugin in a marketplace.json, and
 // its index in plugins.
 func marketEntry(root *Node, plugin string) (*Node, int, error) {

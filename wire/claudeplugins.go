@@ -62,7 +62,7 @@ func ClaudePluginFiles(e Env) []File {
 		markets := filepath.Join(plugins, "known_marketplaces.json")
 		known, _, merr := readIndex(markets, maxIndexSize)
 		mk := claudeMarkets{known: known, knownErr: merr, settings: settings}
-		mk.extra, mk.extraErr = claudeExtraMarkets(settings)
+		mk.extra, mk.extraErr = claudeSettingsObject(settings, "extraKnownMarketplaces")
 		ids, err := claudeInstalls(root)
 		if err != nil {
 			out = append(out, indexError("claude-code", installed, "plugins", "cannot read the installed plugins: "+err.Error()))
@@ -121,19 +121,12 @@ func ClaudePluginFiles(e Env) []File {
 // claudeEnabledPlugins reads enabledPlugins of settings.json: ID to
 // "true" or "false" (a value of another type is an error).
 func claudeEnabledPlugins(path string) (map[string]string, error) {
-	src, present, err := readIndex(path, maxConfigSize)
-	if err != nil || !present {
+	m, err := claudeSettingsObject(path, "enabledPlugins")
+	if err != nil || m == nil {
 		return nil, err
-	}
-	m, err := src.Get("enabledPlugins")
-	if err != nil || m == nil || m.Value.Kind == Null {
-		return nil, err
-	}
-	if m.Value.Kind != Object {
-		return nil, errors.New("enabledPlugins is not an object")
 	}
 	out := map[string]string{}
-	for _, p := range m.Value.Members {
+	for _, p := range m.Members {
 		if _, dup := out[p.Key]; dup {
 			return nil, errors.New("a plugin is named twice in enabledPlugins")
 		}
@@ -146,6 +139,24 @@ func claudeEnabledPlugins(path string) (map[string]string, error) {
 		out[p.Key] = p.Value.Str
 	}
 	return out, nil
+}
+
+// claudeSettingsObject reads the object member key of settings.json; nil
+// when the file or the member is absent (or null), an error when the
+// member is of another type.
+func claudeSettingsObject(path, key string) (*Node, error) {
+	root, present, err := readIndex(path, maxConfigSize)
+	if err != nil || !present {
+		return nil, err
+	}
+	m, err := root.Get(key)
+	if err != nil || m == nil || m.Value.Kind == Null {
+		return nil, err
+	}
+	if m.Value.Kind != Object {
+		return nil, errors.New(key + " is not an object")
+	}
+	return m.Value, nil
 }
 
 type claudeInstall struct{ id, path string }
