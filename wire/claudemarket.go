@@ -76,8 +76,7 @@ func claudeMarketEntry(markets claudeMarkets, plugin, market string) (manifest s
 type claudeMarkets struct {
 	known    *Node
 	knownErr error
-	settings string // settings.json, for errors
-	extra    *Node  // settings.json's extraKnownMarketplaces, or nil
+	extra    *Node // settings.json's extraKnownMarketplaces, or nil
 	extraErr error
 }
 

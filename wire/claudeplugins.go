@@ -61,7 +61,7 @@ func ClaudePluginFiles(e Env) []File {
 	case present:
 		markets := filepath.Join(plugins, "known_marketplaces.json")
 		known, _, merr := readIndex(markets, maxIndexSize)
-		mk := claudeMarkets{known: known, knownErr: merr, settings: settings}
+		mk := claudeMarkets{known: known, knownErr: merr}
 		mk.extra, mk.extraErr = claudeSettingsObject(settings, "extraKnownMarketplaces")
 		ids, err := claudeInstalls(root)
 		if err != nil {
