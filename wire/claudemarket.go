@@ -31,22 +31,21 @@ import (
 // claudeMarketEntry finds, for a plugin with no plugin.json, the
 // mcpServers of its entry in its marketplace's marketplace.json (under
 // the marketplace's installLocation, whatever its kind). servers is nil
-// when the entry has none or the marketplace is not known; an entry
-// mcpseal cannot read for sure (the file unreadable, the plugin listed
-// twice or not at all, a repeated key) is an error.
-func claudeMarketEntry(markets *Node, plugin, market string) (manifest string, servers *Node, err error) {
-	if markets == nil {
-		return "", nil, nil
-	}
-	m, err := markets.Get(market)
-	if err != nil || m == nil {
+// when the entry has none; an entry mcpseal cannot read for sure (the
+// marketplace unknown or its place not known, the file unreadable, the
+// plugin listed twice or not at all, a repeated key) is an error.
+func claudeMarketEntry(markets claudeMarkets, plugin, market string) (manifest string, servers *Node, err error) {
+	m, known, err := markets.lookup(market)
+	if err != nil {
 		return "", nil, err
 	}
-	loc, has, err := stringMember(m.Value, "installLocation")
-	if err != nil || !has || !filepath.IsAbs(loc) {
-		return "", nil, errors.New("a marketplace without an absolute installLocation")
+	if !known {
+		return "", nil, errors.New("the plugin's marketplace is neither in known_marketplaces.json nor in settings.json's extraKnownMarketplaces")
 	}
-	manifest = filepath.Join(filepath.Clean(loc), ".claude-plugin", "marketplace.json")
+	if m.loc == "" {
+		return "", nil, errors.New("a marketplace whose folder mcpseal cannot tell (no absolute installLocation)")
+	}
+	manifest = filepath.Join(m.loc, ".claude-plugin", "marketplace.json")
 	root, present, err := readIndex(manifest, maxIndexSize)
 	if err != nil || !present {
 		return manifest, nil, errors.New("the marketplace's marketplace.json cannot be read")
@@ -63,6 +62,94 @@ func claudeMarketEntry(markets *Node, plugin, market string) (manifest string, s
 		return manifest, nil, nil
 	}
 	return manifest, s.Value, nil
+}
+
+// claudeMarkets is where Claude Code finds its marketplaces:
+// plugins/known_marketplaces.json, where it records each one it has
+// fetched, and the extraKnownMarketplaces of settings.json, where
+// `claude plugin marketplace add` declares one. Claude Code 2.1.328
+// resolves a marketplace declared only in settings.json (the red team
+// removed known_marketplaces.json, or left it {}, after install, and
+// `claude mcp list` still started the entry's servers), so a name
+// missing from the first is looked up in the second; a recorded entry
+// comes first, being where Claude Code has the marketplace on disk.
+type claudeMarkets struct {
+	known    *Node
+	knownErr error
+	extra    *Node // settings.json's extraKnownMarketplaces, or nil
+	extraErr error
+}
+
+// claudeMarket is one marketplace: its source's kind and its folder (""
+// when mcpseal cannot tell it).
+type claudeMarket struct{ kind, loc string }
+
+// lookup finds market; known is false when neither file declares it.
+func (ms claudeMarkets) lookup(market string) (m claudeMarket, known bool, err error) {
+	if ms.knownErr != nil {
+		return m, false, errors.New("known_marketplaces.json: " + errText(ms.knownErr))
+	}
+	if ms.known != nil {
+		e, err := ms.known.Get(market)
+		if err != nil {
+			return m, false, err
+		}
+		if e != nil {
+			kind, err := marketKind(e.Value)
+			if err != nil {
+				return m, false, err
+			}
+			loc, has, err := stringMember(e.Value, "installLocation")
+			if err != nil {
+				return m, false, err
+			}
+			if has && filepath.IsAbs(loc) {
+				m.loc = filepath.Clean(loc)
+			}
+			return claudeMarket{kind: kind, loc: m.loc}, true, nil
+		}
+	}
+	if ms.extraErr != nil {
+		return m, false, errors.New("settings.json's extraKnownMarketplaces: " + errText(ms.extraErr))
+	}
+	if ms.extra == nil {
+		return m, false, nil
+	}
+	e, err := ms.extra.Get(market)
+	if err != nil || e == nil {
+		return m, false, err
+	}
+	kind, err := marketKind(e.Value)
+	if err != nil {
+		return m, false, err
+	}
+	m.kind = kind
+	if kind == "directory" {
+		// A directory marketplace is read in place: its folder is the
+		// declared path.
+		src, _ := e.Value.Get("source")
+		if p, has, err := stringMember(src.Value, "path"); err == nil && has && filepath.IsAbs(p) {
+			m.loc = filepath.Clean(p)
+		}
+	}
+	return m, true, nil
+}
+
+// marketKind is the kind of a marketplace declaration's source
+// ("directory", "github", ...); "" when it names none.
+func marketKind(decl *Node) (string, error) {
+	if decl.Kind != Object {
+		return "", errors.New("a marketplace declaration that is not an object")
+	}
+	src, err := decl.Get("source")
+	if err != nil || src == nil {
+		return "", err
+	}
+	if src.Value.Kind != Object {
+		return "", errors.New("a marketplace whose source is not an object")
+	}
+	kind, _, err := stringMember(src.Value, "source")
+	return kind, err
 }
 
 // marketEntry is the one entry named plugin in a marketplace.json, and
@@ -97,10 +184,14 @@ func marketEntry(root *Node, plugin string) (*Node, int, error) {
 }
 
 // hasClaudeManifest reports whether a plugin's folder has its own
-// .claude-plugin/plugin.json; anything there but "no such file" counts
-// (pluginServers then reports what it cannot read).
+// .claude-plugin/plugin.json, decided the way Claude Code and readIndex
+// read it: through symbolic links. A link that points nowhere is no
+// manifest (Claude Code then takes the marketplace entry as the
+// manifest); anything else there but "no such file" counts, and
+// pluginServers reports what it cannot read (a folder, a FIFO, a link
+// loop).
 func hasClaudeManifest(root string) bool {
-	_, err := os.Lstat(filepath.Join(root, ".claude-plugin", "plugin.json"))
+	_, err := os.Stat(filepath.Join(root, ".claude-plugin", "plugin.json"))
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
@@ -112,7 +203,9 @@ func (p plugin) marketFile() File {
 }
 
 // mergeMarketFiles makes one File of the marketplace Files that name the
-// same marketplace.json, so that wrap plans each file once.
+// same marketplace.json, so that wrap plans each file once, and lists
+// each plugin's entry in it once (a plugin installed in several scopes
+// has one entry, whose servers Claude Code starts once).
 func mergeMarketFiles(files []File) []File {
 	var out []File
 	at := map[string]int{}
@@ -122,14 +215,28 @@ func mergeMarketFiles(files []File) []File {
 			continue
 		}
 		if i, ok := at[f.Path]; ok {
-			out[i].market = append(out[i].market, f.market...)
-			out[i].Source = "marketplace entries"
+			for _, mp := range f.market {
+				if !out[i].hasMarketPlugin(mp.name) {
+					out[i].market = append(out[i].market, mp)
+					out[i].Source = "marketplace entries"
+				}
+			}
 			continue
 		}
 		at[f.Path] = len(out)
 		out = append(out, f)
 	}
 	return out
+}
+
+// hasMarketPlugin reports whether f lists the entry of plugin name.
+func (f File) hasMarketPlugin(name string) bool {
+	for _, mp := range f.market {
+		if mp.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // parseMarketplaceDoc reads the servers the entries of the plugins in

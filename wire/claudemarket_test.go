@@ -112,3 +112,22 @@ func TestMarketplaceEntryNamesAServerFile(t *testing.T) {
 		t.Fatalf("want b's bpath from %s, wrappable: %+v", want, r.Servers)
 	}
 }
+
+// TestMarketplaceDeclaredNowhereIsUnreadable: an installed plugin with no
+// plugin.json whose marketplace neither known_marketplaces.json nor
+// settings.json declares: mcpseal cannot find its entry, and says so
+// rather than reading no servers.
+func TestMarketplaceDeclaredNowhereIsUnreadable(t *testing.T) {
+	home, _ := marketHome(t, `{"name": "local", "plugins": [{"name": "a", "source": "./a", "mcpServers": {"x": {"command": "npx"}}}, {"name": "b", "source": "./b"}]}`)
+	writeFiles(t, map[string]string{filepath.Join(home, ".claude", "plugins", "known_marketplaces.json"): `{}`})
+	r := Status(Existing(LoadedFiles(Env{GOOS: "linux", Home: home})), testOptions(t))
+	unreadable := 0
+	for _, f := range r.Files {
+		if f.Error != "" {
+			unreadable++
+		}
+	}
+	if r.Enforcing() || unreadable == 0 {
+		t.Fatalf("an unknown marketplace's entry reads as no servers: %+v %+v", r.Files, r.Servers)
+	}
+}

@@ -48,9 +48,10 @@ func ClaudePluginFiles(e Env) []File {
 	dir := e.claudeDir()
 	plugins := filepath.Join(dir, "plugins")
 	var out []File
-	enabled, err := claudeEnabledPlugins(filepath.Join(dir, "settings.json"))
+	settings := filepath.Join(dir, "settings.json")
+	enabled, err := claudeEnabledPlugins(settings)
 	if err != nil {
-		out = append(out, indexError("claude-code", filepath.Join(dir, "settings.json"), "plugins", "cannot read which plugins are enabled: "+errText(err)))
+		out = append(out, indexError("claude-code", settings, "plugins", "cannot read which plugins are enabled: "+errText(err)))
 	}
 	installed := filepath.Join(plugins, "installed_plugins.json")
 	root, present, err := readIndex(installed, maxIndexSize)
@@ -59,22 +60,31 @@ func ClaudePluginFiles(e Env) []File {
 		out = append(out, indexError("claude-code", installed, "plugins", "cannot read the installed plugins: "+errText(err)))
 	case present:
 		markets := filepath.Join(plugins, "known_marketplaces.json")
-		mk, _, merr := readIndex(markets, maxIndexSize)
+		known, _, merr := readIndex(markets, maxIndexSize)
+		mk := claudeMarkets{known: known, knownErr: merr}
+		mk.extra, mk.extraErr = claudeSettingsObject(settings, "extraKnownMarketplaces")
 		ids, err := claudeInstalls(root)
 		if err != nil {
 			out = append(out, indexError("claude-code", installed, "plugins", "cannot read the installed plugins: "+err.Error()))
 			break
 		}
+		// read is each plugin's folder read already: installs in several
+		// scopes of a directory marketplace's plugin are one folder.
+		read := map[claudeInstall]bool{}
 		for _, in := range ids {
 			source := "plugin " + in.id
 			pluginName, market, _ := strings.Cut(in.id, "@")
 			rootDir, noWrap := in.path, claudeCacheWhy
-			if d, ok, err := claudeDirectoryPlugin(mk, merr, pluginName, market); err != nil {
+			if d, ok, err := claudeDirectoryPlugin(mk, pluginName, market); err != nil {
 				out = append(out, indexError("claude-code", markets, source, "cannot tell where the plugin is read from: "+err.Error()))
 				continue
 			} else if ok {
 				rootDir, noWrap = d, ""
 			}
+			if read[claudeInstall{in.id, rootDir}] {
+				continue
+			}
+			read[claudeInstall{in.id, rootDir}] = true
 			p := plugin{client: "claude-code", root: rootDir, managed: plugins, source: source, name: pluginName, noWrap: noWrap, disabled: enabled[in.id] == "false"}
 			if !hasClaudeManifest(rootDir) {
 				// The marketplace entry is the plugin's manifest.
@@ -111,19 +121,12 @@ func ClaudePluginFiles(e Env) []File {
 // claudeEnabledPlugins reads enabledPlugins of settings.json: ID to
 // "true" or "false" (a value of another type is an error).
 func claudeEnabledPlugins(path string) (map[string]string, error) {
-	src, present, err := readIndex(path, maxConfigSize)
-	if err != nil || !present {
+	m, err := claudeSettingsObject(path, "enabledPlugins")
+	if err != nil || m == nil {
 		return nil, err
-	}
-	m, err := src.Get("enabledPlugins")
-	if err != nil || m == nil || m.Value.Kind == Null {
-		return nil, err
-	}
-	if m.Value.Kind != Object {
-		return nil, errors.New("enabledPlugins is not an object")
 	}
 	out := map[string]string{}
-	for _, p := range m.Value.Members {
+	for _, p := range m.Members {
 		if _, dup := out[p.Key]; dup {
 			return nil, errors.New("a plugin is named twice in enabledPlugins")
 		}
@@ -136,6 +139,24 @@ func claudeEnabledPlugins(path string) (map[string]string, error) {
 		out[p.Key] = p.Value.Str
 	}
 	return out, nil
+}
+
+// claudeSettingsObject reads the object member key of settings.json; nil
+// when the file or the member is absent (or null), an error when the
+// member is of another type.
+func claudeSettingsObject(path, key string) (*Node, error) {
+	root, present, err := readIndex(path, maxConfigSize)
+	if err != nil || !present {
+		return nil, err
+	}
+	m, err := root.Get(key)
+	if err != nil || m == nil || m.Value.Kind == Null {
+		return nil, err
+	}
+	if m.Value.Kind != Object {
+		return nil, errors.New(key + " is not an object")
+	}
+	return m.Value, nil
 }
 
 type claudeInstall struct{ id, path string }
@@ -161,6 +182,10 @@ func claudeInstalls(root *Node) ([]claudeInstall, error) {
 	}
 	var out []claudeInstall
 	seen := map[string]bool{}
+	// A plugin installed in several scopes (user, project, local) is
+	// listed once per scope, often with the same installPath; Claude
+	// Code starts its servers once.
+	installed := map[claudeInstall]bool{}
 	for _, m := range p.Value.Members {
 		if seen[m.Key] {
 			return nil, errors.New("a plugin is listed twice")
@@ -174,7 +199,11 @@ func claudeInstalls(root *Node) ([]claudeInstall, error) {
 			if err != nil || !ok || !filepath.IsAbs(path) {
 				return nil, errors.New("an install without an absolute installPath")
 			}
-			out = append(out, claudeInstall{id: m.Key, path: filepath.Clean(path)})
+			in := claudeInstall{id: m.Key, path: filepath.Clean(path)}
+			if !installed[in] {
+				installed[in] = true
+				out = append(out, in)
+			}
 		}
 	}
 	return out, nil
@@ -183,27 +212,15 @@ func claudeInstalls(root *Node) ([]claudeInstall, error) {
 // claudeDirectoryPlugin finds where a plugin of a "directory" marketplace
 // is read from; ok is false for a marketplace of another kind (its
 // plugins run from installPath). markets is known_marketplaces.json.
-func claudeDirectoryPlugin(markets *Node, marketsErr error, plugin, market string) (dir string, ok bool, err error) {
-	if marketsErr != nil {
-		return "", false, errors.New("known_marketplaces.json: " + errText(marketsErr))
-	}
-	m, err := markets.Get(market)
-	if err != nil || m == nil {
+func claudeDirectoryPlugin(markets claudeMarkets, plugin, market string) (dir string, ok bool, err error) {
+	m, known, err := markets.lookup(market)
+	if err != nil || !known || m.kind != "directory" {
 		return "", false, err
 	}
-	src, err := m.Value.Get("source")
-	if err != nil || src == nil {
-		return "", false, err
-	}
-	kind, _, err := stringMember(src.Value, "source")
-	if err != nil || kind != "directory" {
-		return "", false, err
-	}
-	loc, has, err := stringMember(m.Value, "installLocation")
-	if err != nil || !has || !filepath.IsAbs(loc) {
+	if m.loc == "" {
 		return "", false, errors.New("a directory marketplace without an absolute installLocation")
 	}
-	loc = filepath.Clean(loc)
+	loc := m.loc
 	manifest := filepath.Join(loc, ".claude-plugin", "marketplace.json")
 	root, present, err := readIndex(manifest, maxIndexSize)
 	if err != nil || !present {

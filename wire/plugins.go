@@ -3,6 +3,7 @@ package wire
 import (
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // plugin is one installed plugin whose servers pluginServers lists.
@@ -39,6 +40,12 @@ func pluginServers(p plugin) []File {
 			namePrefix: "plugin:" + p.name + ":"}
 		if f.NoWrap == "" {
 			f.NoWrap = userFileWhyNot(path, p.managed, "a plugin file")
+		}
+		if f.NoWrap == "" && !linksWithin(path, p.root) {
+			// A link out of the plugin (to another client's config, say)
+			// is counted where the client reads it, never edited as the
+			// plugin's.
+			f.NoWrap = "a plugin file that links outside the plugin's folder"
 		}
 		return f
 	}
@@ -85,6 +92,37 @@ func pluginServers(p plugin) []File {
 	return out
 }
 
+// pluginPath is the file a path in a plugin's mcpServers names, as
+// Claude Code 2.1.328 accepts it in plugin.json and in a marketplace
+// entry alike: relative to the plugin's root and starting with "./"
+// (its manifest schema refuses anything else, an absolute path too, and
+// the plugin then starts nothing from it), and mcpseal further takes
+// only one that stays inside the root. ok is false for any other path:
+// the caller reports the manifest unreadable, and no file outside the
+// plugin, another client's config for one, is read as the plugin's.
+func pluginPath(root, ref string) (path string, ok bool) {
+	if !strings.HasPrefix(ref, "./") {
+		return "", false
+	}
+	rel := filepath.Clean(filepath.FromSlash(ref))
+	if rel == "." || rel == ".." || filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" ||
+		strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.Join(root, rel), true
+}
+
+// linksWithin reports whether path, links resolved, is inside root,
+// links resolved.
+func linksWithin(path, root string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	r, err := filepath.EvalSymlinks(root)
+	return err == nil && within(real, r)
+}
+
 // serverRefs lists the server files an mcpServers value in file names:
 // file itself when the value holds servers, else the files of its path or
 // list of paths (relative to the plugin's root; mcp, read already, is not
@@ -112,11 +150,11 @@ func (p plugin) serverRefs(servers *Node, file, mcp string, mk func(string, Shap
 		if r.Kind != String || r.Str == "" {
 			return []File{indexError(p.client, file, p.source, "the plugin's mcpServers lists something that is not a path")}, false
 		}
-		path := r.Str
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(p.root, path)
+		path, ok := pluginPath(p.root, r.Str)
+		if !ok {
+			return []File{indexError(p.client, file, p.source, "the plugin's mcpServers names a path Claude Code does not read (not ./ inside the plugin's folder)")}, false
 		}
-		if path = filepath.Clean(path); path != mcp {
+		if path != mcp {
 			files = append(files, mk(path, ShapePluginServers))
 		}
 	}
