@@ -15,15 +15,13 @@ import (
 // happened are dropped for good. Under audit.required that is exactly
 // "an operation that could not be audited". Before issue 14's follow-up
 // that stuck: the sink stayed broken. Now the first append that succeeds
-// clears the refusal, calls flow again, and the log itself holds nothing
-// that says events are missing: a silent gap that audit.required was
-// meant to rule out.
+// cleared the refusal, calls flowed again, and the log itself held nothing
+// that said events were missing: a silent gap that audit.required was
+// meant to rule out. Now the writer logs a gap event counting them before
+// anything else, and only then clears the refusal.
 func TestAttackAuditRefusalClearsAfterEventsWereLost(t *testing.T) {
 	lg := &flakyLog{down: true}
-	a := &auditSink{lg: lg, log: slog.New(slog.DiscardHandler), ch: make(chan audit.Event, auditQueue),
-		full: make(chan struct{}, 1), closing: make(chan struct{}), required: true}
-	a.wg.Add(1)
-	go func() { defer a.wg.Done(); a.run() }()
+	a := newAuditSink(lg, slog.New(slog.DiscardHandler), true)
 	h := a.hooks()
 	n := int64(0)
 	for range auditQueue + 1000 {
@@ -47,11 +45,21 @@ func TestAttackAuditRefusalClearsAfterEventsWereLost(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	verdict := h.Call(gate.CallInfo{})
 	dropped := a.dropped.Load()
-	lg.mu.Lock()
-	got := len(lg.got)
-	lg.mu.Unlock()
 	a.close()
-	if verdict.Kind == gate.Allow {
-		t.Fatalf("%d events were lost for good (the log holds %d of %d, and no event marks the gap), yet audit.required allows calls again", dropped, got, n)
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	got, gap := len(lg.got), int64(-1)
+	for i, ev := range lg.got {
+		if ev.Op == audit.OpGap {
+			if i != 0 {
+				t.Errorf("the gap event is event %d of the log, after events written later than the loss", i+1)
+			}
+			gap = ev.Count
+		}
+	}
+	// Calls may flow again only once the log itself says how many events
+	// are missing.
+	if verdict.Kind == gate.Allow && gap != dropped {
+		t.Fatalf("%d events were lost for good (the log holds %d of %d; its gap event counts %d), yet audit.required allows calls again", dropped, got, n, gap)
 	}
 }
