@@ -40,8 +40,11 @@ func TestAttackStaleInstructionsHoldTheFleet(t *testing.T) {
 	if res, err := st.Observe(id, o, with(i2), pin.Guard, attackT0); err != nil || res.Outcome != pin.Match {
 		t.Fatalf("after approval: %v %v", res.Outcome, err)
 	}
-	// The continuing replica, from the stale id.
-	if res, err := st.Observe(id, o, with(i1), pin.Guard, attackT0); err != nil || res.Outcome != pin.Drift {
+	// The continuing replica, from the stale id: the gate marks what the
+	// id carried (gate.Session.Resume), and the store files nothing.
+	carried := o
+	carried.Carried = true
+	if res, err := st.Observe(id, carried, with(i1), pin.Guard, attackT0); err != nil || res.Outcome != pin.Stale {
 		t.Fatalf("stale resume: %v %v", res.Outcome, err)
 	}
 	// A fresh session on any replica, showing the approved contract.
