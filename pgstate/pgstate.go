@@ -297,7 +297,8 @@ var ErrForeignOwner = errors.New("pgstate: a mcpseal table is owned by another r
 
 // tables are the schema's tables.
 var tables = []string{"mcpseal_schema", "mcpseal_pin_events", "mcpseal_pin_records", "mcpseal_pin_seen",
-	"mcpseal_audit_events", "mcpseal_audit_head", "mcpseal_lock_sequences", "mcpseal_tlog_seen"}
+	"mcpseal_audit_events", "mcpseal_audit_head", "mcpseal_lock_sequences", "mcpseal_tlog_seen",
+	"mcpseal_audit_cursors", "mcpseal_ended_sessions"}
 
 // checkOwners refuses a schema whose tables another role owns: the owner
 // of a table may rewrite it, change its triggers or hand it to anyone,
