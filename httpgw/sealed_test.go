@@ -164,10 +164,12 @@ func TestSealedSessionIDUnderUnknownKey(t *testing.T) {
 	}
 }
 
-func sealFor(t *testing.T, keys *sessionid.Keys, route, owner string, issued time.Time) string {
+// sealFor seals an id for route, as a replica whose route points at
+// upstreamURL would.
+func sealFor(t *testing.T, keys *sessionid.Keys, route, owner string, issued time.Time, upstreamURL string) string {
 	t.Helper()
 	id, err := keys.Seal(sessionid.Claims{
-		Local: strings.Repeat("0f", 16), Route: route, Protocol: "2025-11-25", ClientVersion: "2025-11-25",
+		Local: strings.Repeat("0f", 16), Route: route, Server: sessionid.Server(upstreamURL), Protocol: "2025-11-25", ClientVersion: "2025-11-25",
 		Offers: []string{"tools"}, Owner: sessionid.Owner(owner), Issued: issued.Unix(), Expires: issued.Add(sessionid.MaxAge).Unix(),
 	}, nil)
 	if err != nil {
@@ -183,8 +185,8 @@ func TestSealedSessionStolenByAnotherCaller(t *testing.T) {
 	r := newReplicas(t, keys, "")
 	alice := &oauth.Identity{Issuer: "https://idp.example", Subject: "alice"}
 	mallory := &oauth.Identity{Issuer: "https://idp.example", Subject: "mallory"}
-	sid := sealFor(t, keys, "docs", alice.Key(), time.Now())
 	rt := r.b.gw.routes["docs"]
+	sid := sealFor(t, keys, "docs", alice.Key(), time.Now(), rt.spec.URL)
 	if s := r.b.gw.find(sid, rt, mallory); s != nil {
 		t.Fatal("another caller continued the session")
 	}
@@ -201,7 +203,7 @@ func TestSealedSessionStolenByAnotherCaller(t *testing.T) {
 func TestExpiredSealedSessionNotContinued(t *testing.T) {
 	keys := testKeys(t)
 	r := newReplicas(t, keys, "")
-	sid := sealFor(t, keys, "docs", "", time.Now().Add(-sessionid.MaxAge-time.Minute))
+	sid := sealFor(t, keys, "docs", "", time.Now().Add(-sessionid.MaxAge-time.Minute), r.b.gw.routes["docs"].spec.URL)
 	resp, body := r.b.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: map[string]string{sessionHeader: sid}})
 	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
 }
@@ -216,11 +218,11 @@ func TestSealedSessionReplayedOnAnotherRoute(t *testing.T) {
 		`"cmd":{"command":["/bin/false"]}}}`
 	w := newWorld(t, routes, func(c *Config) { trust(up.srv)(c); c.SessionKeys = keys })
 	for _, route := range []string{"other", "cmd"} {
-		sid := sealFor(t, keys, "docs", "", time.Now())
+		sid := sealFor(t, keys, "docs", "", time.Now(), w.gw.routes["docs"].spec.URL)
 		resp, body := w.do(t, req{path: "/" + route, body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: map[string]string{sessionHeader: sid}})
 		wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
 	}
-	sid := sealFor(t, keys, "cmd", "", time.Now())
+	sid := sealFor(t, keys, "cmd", "", time.Now(), w.gw.routes["docs"].spec.URL)
 	resp, body := w.do(t, req{path: "/cmd", body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: map[string]string{sessionHeader: sid}})
 	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
 	if heldSessions(w.gw) != 0 {
