@@ -53,10 +53,10 @@ type session struct {
 	settled    chan struct{}
 	settleOnce sync.Once
 	modern     bool
-	srv    stdio.Server
-	in     *outbox
-	log    *slog.Logger
-	exited chan struct{} // the server has stopped
+	srv        stdio.Server
+	in         *outbox
+	log        *slog.Logger
+	exited     chan struct{} // the server has stopped
 	// tracer, when the session is traced, takes the W3C trace headers of
 	// each client request (and names mcpseal's spans upstream).
 	tracer HeaderTracer
