@@ -229,3 +229,38 @@ func TestSealedSessionReplayedOnAnotherRoute(t *testing.T) {
 		t.Fatal("a replayed id started a session")
 	}
 }
+
+// TestContinuedSessionUpstreamGoneGets404: a replica that does not know
+// the session was ended (its own record of ended ids) continues it, and
+// the upstream answers that its session is over: the client gets the
+// spec's 404, so it initializes again, and the slot is freed.
+func TestContinuedSessionUpstreamGoneGets404(t *testing.T) {
+	keys := testKeys(t)
+	r := &replicas{up: newUpstream(t, false)}
+	routes := r.up.urlRoute("")
+	r.a = newWorld(t, routes, func(c *Config) { trust(r.up.srv)(c); c.SessionKeys = keys })
+	store, err := pin.Open(r.a.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.b = newWorld(t, routes, func(c *Config) {
+		trust(r.up.srv)(c)
+		c.SessionKeys = keys
+		c.Pins = store
+		c.EndedSessions = &memoryEnded{m: map[string]time.Time{}}
+	})
+	cs := r.connect(t)
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	sid := *r.sids.Load()
+	h := map[string]string{sessionHeader: sid, "Mcp-Protocol-Version": "2025-11-25"}
+	if resp, _ := r.a.do(t, req{method: http.MethodDelete, path: "/docs", header: h}); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	resp, body := r.b.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: h})
+	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
+	if heldSessions(r.b.gw) != 0 {
+		t.Fatal("the slot of a session the upstream ended is kept")
+	}
+}
