@@ -264,3 +264,43 @@ func TestContinuedSessionUpstreamGoneGets404(t *testing.T) {
 		t.Fatal("the slot of a session the upstream ended is kept")
 	}
 }
+
+// TestStaleSealedSessionGets404: an id whose carried instructions are not
+// the pinned ones (stale, or minted with the key) is answered 404 on the
+// replica that continues it, and nothing is filed in the pin store.
+func TestStaleSealedSessionGets404(t *testing.T) {
+	keys := testKeys(t)
+	r := newReplicas(t, keys, "")
+	cs := r.connect(t)
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := keys.Open(*r.sids.Load(), "docs", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := "instructions of long ago"
+	cl.Instructions = &old
+	stale, err := keys.Seal(cl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := r.b.do(t, req{path: "/docs", body: rtList, header: rtHeaders(stale)})
+	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
+	if heldSessions(r.b.gw) != 0 {
+		t.Fatal("the stale continuation keeps its slot")
+	}
+	store, err := pin.Open(r.a.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range list {
+		if sm.DriftPending {
+			t.Fatalf("a stale id filed a pending change for %s", sm.ID)
+		}
+	}
+}
