@@ -156,6 +156,7 @@ func (u *Upstream) expired(resp *http.Response) bool {
 	if resp.StatusCode != http.StatusNotFound || resp.Request.Header.Get(sessionHeader) == "" {
 		return false
 	}
+	u.gone.Store(true)
 	go u.stop(false)
 	return true
 }

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -56,6 +57,12 @@ type Upstream struct {
 	getOnce   bool   // the GET stream was started
 	trace     func(id []byte) (traceparent, tracestate string)
 	closing   bool
+
+	// gone: the upstream answered 404 to a request that carried the
+	// session id (the session is over there). keep: stopping lets go of
+	// the legacy session without DELETE (Keep).
+	gone atomic.Bool
+	keep atomic.Bool
 
 	stopOnce sync.Once
 	done     chan struct{}
@@ -220,6 +227,15 @@ func (u *Upstream) Wait() error {
 	return u.err
 }
 
+// Gone reports whether the upstream said the legacy session is over (404
+// to a request that carried its id).
+func (u *Upstream) Gone() bool { return u.gone.Load() }
+
+// Keep sets whether stopping lets go of the legacy session without ending
+// it upstream (no DELETE): a session whose id is sealed may go on through
+// another replica, so only its client ends it (docs/fleet.md).
+func (u *Upstream) Keep(keep bool) { u.keep.Store(keep) }
+
 // Terminate ends the session politely: DELETE, then stop.
 func (u *Upstream) Terminate() { go u.stop(true) }
 
@@ -273,7 +289,7 @@ func (u *Upstream) stop(polite bool) {
 		u.closing = true
 		sid, version := u.sessionID, u.version
 		u.mu.Unlock()
-		if polite && sid != "" {
+		if polite && sid != "" && !u.keep.Load() {
 			u.deleteSession(sid, version)
 		}
 		u.cancel()

@@ -56,6 +56,11 @@ const (
 	// ReasonUnreadable: a result the gate must read repeats a member name,
 	// has member names equal up to case, or a member of the wrong type.
 	ReasonUnreadable = "unreadable"
+	// ReasonStale: a resumed session carried facts of its handshake
+	// (instructions, protocol) that are not the pin (pin.Stale). Nothing
+	// was recorded; the transport ends the session (HTTP: 404) so that
+	// the client initializes a new one, whose handshake is observed.
+	ReasonStale = "session-stale"
 )
 
 // ServerRef names the server in error data: an ID and a safe label, never

@@ -591,6 +591,11 @@ func (s *Session) observe(profile string, c *contract.Contract, midSession bool)
 		s.log.Warn("contract drift: session blocked", "server", s.cfg.Identity.ID, "changes", len(res.Changes))
 		s.block(res)
 		return false
+	case pin.Stale:
+		s.log.Info("continued session's handshake is not the pinned one: ended, nothing recorded", "server", s.cfg.Identity.ID)
+		msg := fmt.Sprintf("mcpseal: the continued session's handshake with server %s is not the pinned one; initialize a new session", s.cfg.Identity.Label)
+		s.close(s.newClosure(CodeBlocked, msg, s.errorData(ReasonStale)))
+		return false
 	}
 	s.closeHeld(errors.New("pin store returned an unknown outcome"))
 	return false

@@ -53,13 +53,20 @@ func (s *Session) Continuation() (Continuation, bool) {
 // the pin store, exactly as after a handshake: until then every client
 // message waits, and a contract that does not match the pin blocks the
 // session. Call it before the first message.
+//
+// The instructions, protocol and fallback of c were not observed from the
+// server here (no handshake is sent), only carried: they are checked
+// against the pin without writing anything (pin.Observation.Carried), and
+// when they differ the session closes with ReasonStale rather than filing
+// a pending change. Only the listings this session makes are judged as
+// drift.
 func (s *Session) Resume(c Continuation) []Out {
 	s.out = nil
 	if s.phase != phaseIdle {
 		s.closeUnverified(ReasonUnreadable, "mcpseal: a session cannot be resumed once it has started")
 		return s.flush()
 	}
-	o := pin.Observation{ClientVersion: c.ClientVersion, Capabilities: slices.Clone(c.Capabilities), Protocol: c.Protocol, DiscoverRefused: c.DiscoverRefused}
+	o := pin.Observation{ClientVersion: c.ClientVersion, Capabilities: slices.Clone(c.Capabilities), Protocol: c.Protocol, DiscoverRefused: c.DiscoverRefused, Carried: true}
 	s.legacy = true
 	s.legacyVersion = c.Protocol
 	s.legacyProfile = o.Profile()

@@ -104,7 +104,8 @@ func TestResumedSessionQueuesUntilVerified(t *testing.T) {
 }
 
 // TestResumeWithForgedInstructionsBlocks: a continuation whose
-// instructions differ from the pinned ones (a forged or stale id) drifts.
+// instructions differ from the pinned ones (a forged or stale id) is
+// blocked as stale, and nothing is filed as a pending change.
 func TestResumeWithForgedInstructionsBlocks(t *testing.T) {
 	t.Parallel()
 	server := newFakeServer(toolWeather)
@@ -113,6 +114,9 @@ func TestResumeWithForgedInstructionsBlocks(t *testing.T) {
 	c.Instructions = &evil
 	b.pump(b.s.Resume(c))
 	wantCallBlocked(t, b)
+	if st := b.s.Status(); st.Reason != gate.ReasonStale || len(b.drifts) != 0 {
+		t.Fatalf("status %+v, %d drift(s); want stale, none", st, len(b.drifts))
+	}
 }
 
 func TestNoContinuationBeforeVerified(t *testing.T) {

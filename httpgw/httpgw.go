@@ -179,6 +179,9 @@ type Config struct {
 	// SessionKeys, when set, seal url routes' legacy session ids so that
 	// any replica holding the same keys can continue them (sealed.go).
 	SessionKeys *sessionid.Keys
+	// EndedSessions records the sealed ids whose client ended them, for
+	// every replica (ended.go); nil keeps them in this process's memory.
+	EndedSessions EndedSessions
 }
 
 // Guard is the host's decisions for one session of a route.
@@ -252,6 +255,9 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.EndedSessions == nil {
+		cfg.EndedSessions = processEnded
 	}
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard

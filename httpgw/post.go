@@ -298,6 +298,10 @@ func (gw *Gateway) delete(w http.ResponseWriter, r *http.Request, rt *route) {
 		gw.writeRefusal(w, r, rt.name, refuse(http.StatusNotFound, ReasonSession, "no such session"))
 		return
 	}
-	gw.forget(s)
+	if err := gw.end(s); err != nil {
+		gw.log.Error("cannot record the ended session: the session goes on", "route", rt.name, "err", err)
+		gw.writeRefusal(w, r, rt.name, refuse(http.StatusServiceUnavailable, ReasonBusy, "cannot end the session now; try again"))
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -59,6 +59,10 @@ func (gw *Gateway) find(sid string, rt *route, who *oauth.Identity) *session {
 			if s.rt != rt {
 				return nil
 			}
+			if c != nil && s.over() {
+				gw.letGo(s)
+				return nil
+			}
 			return s
 		case c == nil || rt.endpoint == nil:
 			gw.mu.Unlock()
@@ -85,6 +89,15 @@ func (gw *Gateway) continueSession(rt *route, sid, local string, c *sessionid.Cl
 	}
 	if subtle.ConstantTimeCompare([]byte(c.Owner), []byte(sessionid.Owner(who.Key()))) != 1 {
 		return nil // another caller's session
+	}
+	if c.Server != sessionid.Server(rt.spec.URL) {
+		return nil // sealed for a route of this name that points elsewhere
+	}
+	if ended, err := gw.cfg.EndedSessions.Ended(endedKey(local)); err != nil || ended {
+		if err != nil {
+			gw.log.Warn("cannot read the ended sessions: not continuing a sealed session", "route", rt.name, "err", err)
+		}
+		return nil // its client ended it (or we cannot tell)
 	}
 	gw.mu.Lock()
 	if gw.closed || len(gw.sessions) >= gw.lim.MaxSessions || gw.callerSessions(who.Key()) >= maxCallerSessions(gw.lim.MaxSessions, who) || gw.resuming[local] != nil {
@@ -120,8 +133,44 @@ func (gw *Gateway) continueSession(rt *route, sid, local string, c *sessionid.Cl
 		return nil
 	}
 	s.sealed.Store(&sid)
+	// The request waits for the verdict anyway (the gate queues it); here
+	// it waits so that a session that cannot go on is answered 404.
+	waitChan(s.settled, gw.lim.VerifyTimeout+time.Second)
+	if s.over() {
+		gw.log.Info("a continued session cannot go on here: 404, the client initializes again", "route", rt.name)
+		gw.letGo(s)
+		return nil
+	}
 	gw.log.Debug("continuing a session another replica opened", "route", rt.name)
 	return s
+}
+
+// letGo drops this replica's copy of a sealed session without ending the
+// session upstream (its slot is freed; see Upstream.Keep).
+func (gw *Gateway) letGo(s *session) {
+	gw.mu.Lock()
+	if gw.sessions[s.id] == s {
+		delete(gw.sessions, s.id)
+	}
+	gw.mu.Unlock()
+	s.shutdown()
+}
+
+// end is the client's DELETE of a legacy session: the session ends here
+// and upstream, and a sealed id is recorded as ended (EndedSessions) so
+// that no replica continues it again.
+func (gw *Gateway) end(s *session) error {
+	if s.sealed.Load() != nil {
+		exp := time.Unix(s.expires.Load(), 0)
+		if err := gw.cfg.EndedSessions.End(endedKey(s.id), exp); err != nil {
+			return err
+		}
+	}
+	if up, ok := s.srv.(*egress.Upstream); ok {
+		up.Keep(false)
+	}
+	gw.forget(s)
+	return nil
 }
 
 // continuation is the gate's resume state of claims c.
@@ -150,7 +199,7 @@ func (s *session) seal() {
 	upstream, _ := up.Session()
 	now := time.Now()
 	c := sessionid.Claims{
-		Local: s.id, Route: s.rt.name, Upstream: upstream, Protocol: cont.Protocol,
+		Local: s.id, Route: s.rt.name, Upstream: upstream, Server: sessionid.Server(s.rt.spec.URL), Protocol: cont.Protocol,
 		ClientVersion: cont.ClientVersion, Capabilities: cont.Capabilities, DiscoverRefused: cont.DiscoverRefused,
 		Instructions: cont.Instructions, Owner: sessionid.Owner(s.owner),
 		Issued: now.Unix(), Expires: now.Add(sessionid.MaxAge).Unix(),
@@ -163,7 +212,9 @@ func (s *session) seal() {
 		s.log.Info("session id not sealed: this session continues on this replica only", "reason", "bounds")
 		return
 	}
+	s.expires.Store(c.Expires)
 	s.sealed.Store(&id)
+	up.Keep(true) // the session may go on elsewhere: only its client's DELETE ends it
 }
 
 // publicID is the Mcp-Session-Id the client is given.

@@ -164,10 +164,12 @@ func TestSealedSessionIDUnderUnknownKey(t *testing.T) {
 	}
 }
 
-func sealFor(t *testing.T, keys *sessionid.Keys, route, owner string, issued time.Time) string {
+// sealFor seals an id for route, as a replica whose route points at
+// upstreamURL would.
+func sealFor(t *testing.T, keys *sessionid.Keys, route, owner string, issued time.Time, upstreamURL string) string {
 	t.Helper()
 	id, err := keys.Seal(sessionid.Claims{
-		Local: strings.Repeat("0f", 16), Route: route, Protocol: "2025-11-25", ClientVersion: "2025-11-25",
+		Local: strings.Repeat("0f", 16), Route: route, Server: sessionid.Server(upstreamURL), Protocol: "2025-11-25", ClientVersion: "2025-11-25",
 		Offers: []string{"tools"}, Owner: sessionid.Owner(owner), Issued: issued.Unix(), Expires: issued.Add(sessionid.MaxAge).Unix(),
 	}, nil)
 	if err != nil {
@@ -183,8 +185,8 @@ func TestSealedSessionStolenByAnotherCaller(t *testing.T) {
 	r := newReplicas(t, keys, "")
 	alice := &oauth.Identity{Issuer: "https://idp.example", Subject: "alice"}
 	mallory := &oauth.Identity{Issuer: "https://idp.example", Subject: "mallory"}
-	sid := sealFor(t, keys, "docs", alice.Key(), time.Now())
 	rt := r.b.gw.routes["docs"]
+	sid := sealFor(t, keys, "docs", alice.Key(), time.Now(), rt.spec.URL)
 	if s := r.b.gw.find(sid, rt, mallory); s != nil {
 		t.Fatal("another caller continued the session")
 	}
@@ -201,7 +203,7 @@ func TestSealedSessionStolenByAnotherCaller(t *testing.T) {
 func TestExpiredSealedSessionNotContinued(t *testing.T) {
 	keys := testKeys(t)
 	r := newReplicas(t, keys, "")
-	sid := sealFor(t, keys, "docs", "", time.Now().Add(-sessionid.MaxAge-time.Minute))
+	sid := sealFor(t, keys, "docs", "", time.Now().Add(-sessionid.MaxAge-time.Minute), r.b.gw.routes["docs"].spec.URL)
 	resp, body := r.b.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: map[string]string{sessionHeader: sid}})
 	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
 }
@@ -216,14 +218,89 @@ func TestSealedSessionReplayedOnAnotherRoute(t *testing.T) {
 		`"cmd":{"command":["/bin/false"]}}}`
 	w := newWorld(t, routes, func(c *Config) { trust(up.srv)(c); c.SessionKeys = keys })
 	for _, route := range []string{"other", "cmd"} {
-		sid := sealFor(t, keys, "docs", "", time.Now())
+		sid := sealFor(t, keys, "docs", "", time.Now(), w.gw.routes["docs"].spec.URL)
 		resp, body := w.do(t, req{path: "/" + route, body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: map[string]string{sessionHeader: sid}})
 		wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
 	}
-	sid := sealFor(t, keys, "cmd", "", time.Now())
+	sid := sealFor(t, keys, "cmd", "", time.Now(), w.gw.routes["docs"].spec.URL)
 	resp, body := w.do(t, req{path: "/cmd", body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: map[string]string{sessionHeader: sid}})
 	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
 	if heldSessions(w.gw) != 0 {
 		t.Fatal("a replayed id started a session")
+	}
+}
+
+// TestContinuedSessionUpstreamGoneGets404: a replica that does not know
+// the session was ended (its own record of ended ids) continues it, and
+// the upstream answers that its session is over: the client gets the
+// spec's 404, so it initializes again, and the slot is freed.
+func TestContinuedSessionUpstreamGoneGets404(t *testing.T) {
+	keys := testKeys(t)
+	r := &replicas{up: newUpstream(t, false)}
+	routes := r.up.urlRoute("")
+	r.a = newWorld(t, routes, func(c *Config) { trust(r.up.srv)(c); c.SessionKeys = keys })
+	store, err := pin.Open(r.a.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.b = newWorld(t, routes, func(c *Config) {
+		trust(r.up.srv)(c)
+		c.SessionKeys = keys
+		c.Pins = store
+		c.EndedSessions = &memoryEnded{m: map[string]time.Time{}}
+	})
+	cs := r.connect(t)
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	sid := *r.sids.Load()
+	h := map[string]string{sessionHeader: sid, "Mcp-Protocol-Version": "2025-11-25"}
+	if resp, _ := r.a.do(t, req{method: http.MethodDelete, path: "/docs", header: h}); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	resp, body := r.b.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: h})
+	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
+	if heldSessions(r.b.gw) != 0 {
+		t.Fatal("the slot of a session the upstream ended is kept")
+	}
+}
+
+// TestStaleSealedSessionGets404: an id whose carried instructions are not
+// the pinned ones (stale, or minted with the key) is answered 404 on the
+// replica that continues it, and nothing is filed in the pin store.
+func TestStaleSealedSessionGets404(t *testing.T) {
+	keys := testKeys(t)
+	r := newReplicas(t, keys, "")
+	cs := r.connect(t)
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := keys.Open(*r.sids.Load(), "docs", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := "instructions of long ago"
+	cl.Instructions = &old
+	stale, err := keys.Seal(cl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := r.b.do(t, req{path: "/docs", body: rtList, header: rtHeaders(stale)})
+	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
+	if heldSessions(r.b.gw) != 0 {
+		t.Fatal("the stale continuation keeps its slot")
+	}
+	store, err := pin.Open(r.a.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range list {
+		if sm.DriftPending {
+			t.Fatalf("a stale id filed a pending change for %s", sm.ID)
+		}
 	}
 }

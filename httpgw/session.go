@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpseal/mcpseal/egress"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/oauth"
@@ -43,11 +44,19 @@ type session struct {
 	// sealed is the sealed Mcp-Session-Id (sealed.go), nil for a session
 	// only this replica knows.
 	sealed atomic.Pointer[string]
-	modern bool
-	srv    stdio.Server
-	in     *outbox
-	log    *slog.Logger
-	exited chan struct{} // the server has stopped
+	// expires is when the sealed id stops opening (zero when not sealed):
+	// how long an ended id is remembered (ended.go).
+	expires atomic.Int64
+	// settled, for a session continued from a sealed id, is closed once
+	// the gate verified it or closed (or the server stopped): the request
+	// that continued it waits for that (sealed.go).
+	settled    chan struct{}
+	settleOnce sync.Once
+	modern     bool
+	srv        stdio.Server
+	in         *outbox
+	log        *slog.Logger
+	exited     chan struct{} // the server has stopped
 	// tracer, when the session is traced, takes the W3C trace headers of
 	// each client request (and names mcpseal's spans upstream).
 	tracer HeaderTracer
@@ -103,6 +112,13 @@ func newSession(rt *route, id string, modern bool, who *oauth.Identity, resume *
 		detached: make(map[string]*exchange),
 		orphans:  make(map[string]*gate.Caller),
 		lastUsed: time.Now(),
+	}
+	if resume != nil {
+		s.settled = make(chan struct{})
+		s.expires.Store(resume.Expires)
+		if up, ok := srv.(*egress.Upstream); ok {
+			up.Keep(true) // a copy: only the client's DELETE ends the session
+		}
 	}
 	s.g = rt.newGate(gd, s)
 	// Slow decisions (preflight providers) run off the lock and come back
@@ -199,6 +215,9 @@ func (s *session) step(origin *exchange, from gate.Side, frame []byte, f func() 
 // after checks the gate's state once a step is done: a closed gate stops
 // the server; a verification deadline arms the timer.
 func (s *session) after() {
+	if st := s.g.Status(); st.Closed || st.Verified {
+		s.settle()
+	}
 	if s.modern {
 		// The latest discover decides: a server that speaks 2026-07-28
 		// again is no longer a downgraded one.
@@ -226,6 +245,27 @@ func (s *session) finish() {
 	if !s.done {
 		s.done, s.doneAt = true, time.Now()
 	}
+	s.settle()
+}
+
+// settle marks a continued session's verification as over (settled).
+func (s *session) settle() {
+	if s.settled != nil {
+		s.settleOnce.Do(func() { close(s.settled) })
+	}
+}
+
+// over reports whether the session cannot go on here and its client must
+// initialize a new one (HTTP 404): a continued session whose carried
+// handshake is not the pin (gate.ReasonStale), or one the upstream said
+// is over.
+func (s *session) over() bool {
+	if up, ok := s.srv.(*egress.Upstream); ok && up.Gone() {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.failed && s.g.Status().Reason == gate.ReasonStale
 }
 
 // finished reports whether the session is done, and since when.

@@ -227,6 +227,14 @@ func (d *DB) begin(parent context.Context, scale int, opts pgx.TxOptions, doing,
 			done()
 			return nil, nil, nil, d.fault(doing, err)
 		}
+		// Ownership checked when the database was first reached can have
+		// changed since; under the lock nothing is written to tables
+		// another role may now change.
+		if err := d.checkOwners(ctx, tx); err != nil {
+			done()
+			d.ready.Store(false)
+			return nil, nil, nil, err
+		}
 	}
 	return ctx, tx, done, nil
 }
@@ -291,33 +299,49 @@ func (d *DB) version(ctx context.Context, q querier) (int, error) {
 	return v, nil
 }
 
-// ErrForeignOwner: a table of mcpseal's schema is owned by a role that
-// mcpseal does not connect as and is not a member of.
-var ErrForeignOwner = errors.New("pgstate: a mcpseal table is owned by another role")
+// ErrForeignOwner: a table of mcpseal's schema is owned by a role other
+// than the one mcpseal connects as (or a group role only it belongs to),
+// or another role holds a write privilege on it.
+var ErrForeignOwner = errors.New("pgstate: a mcpseal table is owned by another role, or others may write it")
 
 // tables are the schema's tables.
 var tables = []string{"mcpseal_schema", "mcpseal_pin_events", "mcpseal_pin_records", "mcpseal_pin_seen",
-	"mcpseal_audit_events", "mcpseal_audit_head", "mcpseal_lock_sequences", "mcpseal_tlog_seen"}
+	"mcpseal_audit_events", "mcpseal_audit_head", "mcpseal_lock_sequences", "mcpseal_tlog_seen",
+	"mcpseal_audit_cursors", "mcpseal_ended_sessions"}
 
-// checkOwners refuses a schema whose tables another role owns: the owner
-// of a table may rewrite it, change its triggers or hand it to anyone,
-// whatever mcpseal's own grants are, so its tables must be owned by the
-// role mcpseal connects as, or a role it is directly a member of (a
-// superuser is no exception: its connection does not make another role's
-// tables mcpseal's). The error names
-// neither the table nor the role (the database's text).
+// foreignTablesSQL counts the tables of $1 that another role could change.
+// A table's owner may rewrite it, add triggers to it or grant it to
+// anyone, whatever mcpseal's own grants are, so the owner must be the role
+// mcpseal connects as, or a group role that cannot log in and whose only
+// member is that role (every member of a group has the owner's rights). And
+// no role but those may hold a privilege that changes the table or what
+// happens on it (INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER, REFERENCES),
+// PUBLIC included (grantee 0). A superuser's connection is no exception:
+// it does not make another role's tables mcpseal's.
+const foreignTablesSQL = `WITH me AS (SELECT oid FROM pg_roles WHERE rolname = current_user)
+	SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace, me
+	WHERE n.nspname = current_schema() AND c.relname = ANY($1)
+	AND (
+		(c.relowner <> me.oid AND NOT (
+			EXISTS (SELECT 1 FROM pg_roles g WHERE g.oid = c.relowner AND NOT g.rolcanlogin)
+			AND EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = c.relowner AND m.member = me.oid)
+			AND NOT EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = c.relowner AND m.member <> me.oid)))
+		OR EXISTS (SELECT 1 FROM aclexplode(c.relacl) a
+			WHERE a.grantee <> me.oid AND a.grantee <> c.relowner
+			AND a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER', 'REFERENCES')))`
+
+// checkOwners refuses a schema whose tables another role could change
+// (foreignTablesSQL). It runs when the database is first reached, inside
+// every transaction that changes the state (after its table lock, so a
+// change never lands in tables handed away since), and on the watcher's
+// poll. The error names neither the table nor the role.
 func (d *DB) checkOwners(ctx context.Context, q querier) error {
 	var foreign int
-	err := q.QueryRow(ctx, `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = current_schema() AND c.relname = ANY($1)
-		AND c.relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user)
-		AND NOT EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = c.relowner
-			AND m.member = (SELECT oid FROM pg_roles WHERE rolname = current_user))`, tables).Scan(&foreign)
-	if err != nil {
-		return d.fault("reading the tables' owners", err)
+	if err := q.QueryRow(ctx, foreignTablesSQL, tables).Scan(&foreign); err != nil {
+		return d.fault("reading the tables' owners and grants", err)
 	}
 	if foreign > 0 {
-		return fmt.Errorf("%w: %d of mcpseal's tables in %s are owned by a role mcpseal does not connect as; connect as the tables' owner (the role that ran 'mcpseal state migrate'), or ALTER TABLE ... OWNER TO it", ErrForeignOwner, foreign, d.name)
+		return fmt.Errorf("%w: %d of mcpseal's tables in %s are owned by a role mcpseal does not connect as, or other roles may write them; connect as the tables' owner (the role that ran 'mcpseal state migrate'), ALTER TABLE ... OWNER TO it, and REVOKE other roles' write privileges", ErrForeignOwner, foreign, d.name)
 	}
 	return nil
 }

@@ -51,6 +51,12 @@ var migrations = []string{
 		holder      text NOT NULL,
 		lease_until timestamptz NOT NULL
 	);`,
+	// 5: sealed session ids ended by their client, until they expire
+	// (ended.go).
+	`CREATE TABLE mcpseal_ended_sessions (
+		id      text PRIMARY KEY,
+		expires timestamptz NOT NULL
+	);`,
 }
 
 // Version is the schema version this binary writes and reads.

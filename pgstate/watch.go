@@ -18,6 +18,10 @@ import (
 // fails silently.
 const PollInterval = 500 * time.Millisecond
 
+// OwnerRecheck is how often a watching DB checks its tables' owners and
+// grants again (see poll).
+const OwnerRecheck = 5 * time.Second
+
 // maxWatched bounds the per-server generations a watcher keeps; past it
 // they are folded into the global one (every server then looks moved
 // once, which costs one check each, never a missed change).
@@ -111,9 +115,15 @@ func (h pinHandler) HandleBacklog(context.Context, string, *pgx.Conn) error {
 
 // poll reads the chain's head every PollInterval and moves every
 // generation when it moved, or when it cannot be read.
+//
+// Every OwnerRecheck it also checks the tables' owners and grants again
+// (checkOwners; changes check them in their own transaction): tables
+// handed to another role hold every session, as an unreachable database
+// does, until they are given back.
 func (d *DB) poll(ctx context.Context, w *watcher) {
 	t := time.NewTicker(PollInterval)
 	defer t.Stop()
+	lastOwners := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -121,6 +131,13 @@ func (d *DB) poll(ctx context.Context, w *watcher) {
 		case <-t.C:
 		}
 		qctx, cancel := context.WithTimeout(ctx, d.timeout)
+		if time.Since(lastOwners) >= OwnerRecheck && d.ready.Load() {
+			lastOwners = time.Now()
+			if err := d.checkOwners(qctx, d.pool); errors.Is(err, ErrForeignOwner) {
+				d.ready.Store(false) // the next store call checks again, and fails closed
+				w.movedAll()
+			}
+		}
 		var head int64
 		err := d.pool.QueryRow(qctx, `SELECT coalesce(max(seq), 0) FROM mcpseal_pin_events`).Scan(&head)
 		cancel()

@@ -35,6 +35,14 @@ type Observation struct {
 	// this session and the server refused it, so the client fell back to
 	// initialize.
 	DiscoverRefused bool
+	// Carried reports that the contract's instructions, Protocol and
+	// DiscoverRefused were not observed from the server in this session
+	// but carried from a handshake another process verified (a session
+	// continued on another replica, gate.Session.Resume). Only the
+	// listings were observed. Observe then answers Stale, writing nothing,
+	// unless what was carried is exactly the profile's pin; the listings
+	// alone are judged as drift.
+	Carried bool
 }
 
 // Profile returns the key the observation's contract is pinned under.
@@ -105,6 +113,9 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 		return Result{}, err
 	}
 	now = now.UTC()
+	if o.Carried && carriedStale(r, profile, &obs, protocol, o.DiscoverRefused) {
+		return Result{Outcome: Stale}, nil
+	}
 
 	if r == nil {
 		label := id.Label
@@ -240,6 +251,22 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 	}
 	v.touch(id.ID, now)
 	return Result{Outcome: Drift, Pinned: pinned, Changes: changes, Pending: obs.Contract, AwaitingApproval: len(r.Profiles) == 0}, nil
+}
+
+// carriedStale reports whether what a Carried observation carried (obs's
+// instructions, the protocol, the fallback) differs from profile's pin, or
+// there is no such pin to compare it with: a continued session that cannot
+// be judged without writing what it did not observe.
+func carriedStale(r *record, profile string, obs *contractEntry, protocol string, discoverRefused bool) bool {
+	if r == nil {
+		return true
+	}
+	p, ok := r.Profiles[profile]
+	if !ok || p.Protocol == nil || !equalDigest(p.Instructions, obs.Instructions) {
+		return true
+	}
+	proto, _ := protocolChange(r, p, protocol, discoverRefused)
+	return proto != nil
 }
 
 // acceptProfile decides whether obs, seen under a profile r has no pin

@@ -361,6 +361,14 @@ const (
 	// Under strict a server's first contract is Drift too (see
 	// Result.AwaitingApproval).
 	Drift
+	// Stale: the observation was Carried (a session continued from what
+	// another process verified) and what it carried — the instructions,
+	// the protocol, the fallback — is not the profile's pin, or the profile
+	// has none. Nothing was written: carried facts are not evidence about
+	// the server, so they never become a pending change. The caller ends
+	// the session so that the client starts a new one, whose handshake is
+	// observed.
+	Stale
 )
 
 func (o Outcome) String() string {
@@ -373,6 +381,8 @@ func (o Outcome) String() string {
 		return "profile-added"
 	case Drift:
 		return "drift"
+	case Stale:
+		return "stale"
 	}
 	return fmt.Sprintf("outcome(%d)", int(o))
 }

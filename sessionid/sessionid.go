@@ -96,6 +96,10 @@ type Claims struct {
 	Route string `json:"route"`
 	// Upstream is the upstream's own Mcp-Session-Id, "" when it gave none.
 	Upstream string `json:"upstream"`
+	// Server is the Server digest of the upstream URL the session was
+	// opened with ("" in ids that bind none): a replica whose route of
+	// the same name points elsewhere must not present Upstream there.
+	Server string `json:"server,omitempty"`
 	// Protocol is the negotiated protocol version.
 	Protocol string `json:"protocol"`
 	// ClientVersion is the version the client's initialize asked for.
@@ -214,6 +218,12 @@ func Owner(identityKey string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// Server is the Claims.Server of an upstream URL.
+func Server(upstreamURL string) string {
+	sum := sha256.Sum256([]byte("mcpseal session server v1\x00" + upstreamURL))
+	return hex.EncodeToString(sum[:])
+}
+
 // FileHeader is the first line of a key file.
 const FileHeader = header
 
@@ -238,6 +248,8 @@ func (c *Claims) check() error {
 		return errors.New("sessionid: too many client capabilities")
 	case c.Instructions != nil && len(*c.Instructions) > MaxInstructions:
 		return errors.New("sessionid: the instructions are too long to seal")
+	case c.Server != "" && len(c.Server) != 64:
+		return errors.New("sessionid: the server is not a SHA-256 digest")
 	case len(c.Owner) != 64:
 		return errors.New("sessionid: the owner is not a SHA-256 digest")
 	case c.Expires <= c.Issued || c.Expires-c.Issued > int64(MaxAge/time.Second):

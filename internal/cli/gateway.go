@@ -153,6 +153,10 @@ func runGateway(e *env, f gatewayFlags) error {
 		return err
 	}
 	defer closeStore()
+	ended, err := gatewayEnded(e, f.state, logger)
+	if err != nil {
+		return err
+	}
 	var token string
 	if f.team.auth == "" {
 		if token, err = launchToken(e, f); err != nil {
@@ -206,6 +210,9 @@ func runGateway(e *env, f gatewayFlags) error {
 		},
 		GuardFor:    guard,
 		SessionKeys: sessionKeys,
+	}
+	if ended != nil {
+		cfg.EndedSessions = ended
 	}
 	l, err := team.start(e, f, routes, logger)
 	defer team.close()

@@ -46,6 +46,9 @@ type auditSink struct {
 	closing chan struct{} // closed by close: write now
 	wg      sync.WaitGroup
 	dropped atomic.Int64
+	// noted is how many of the dropped events a gap event in the log
+	// already counts (the writer's own).
+	noted int64
 	// required: the policy says an operation that cannot be audited does
 	// not happen; broken is set once an event could not be written.
 	required bool
@@ -172,8 +175,8 @@ func (a *auditSink) write() {
 		closed := a.closed
 		a.mu.Unlock()
 		written := 0
-		var err error
-		for written < len(batch) {
+		err := a.noteDropped()
+		for err == nil && written < len(batch) {
 			n := min(len(batch)-written, maxAuditBatch)
 			if err = a.lg.AppendAll(batch[written : written+n]); err != nil {
 				break
@@ -205,7 +208,7 @@ func (a *auditSink) write() {
 				a.log.Info("audit log: written again")
 			}
 			retry, tries = 0, 0
-			if written > 0 {
+			if written > 0 && a.dropped.Load() == a.noted {
 				a.broken.Store(false)
 			}
 			clear(batch) // no event's strings kept alive by a spare buffer
@@ -228,6 +231,23 @@ func (a *auditSink) write() {
 			}
 		}
 	}
+}
+
+// noteDropped writes a gap event for the events dropped since the last
+// one, before any later event: the log itself says how many are missing.
+// Until it is written the sink stays broken, so audit.required cannot
+// allow calls again over a silent hole.
+func (a *auditSink) noteDropped() error {
+	n := a.dropped.Load() - a.noted
+	if n <= 0 {
+		return nil
+	}
+	ev := audit.Event{Op: audit.OpGap, Outcome: audit.Noted, Code: "events-dropped", Count: n, Server: a.id.ID, Label: a.id.Label}
+	if err := a.lg.AppendAll([]audit.Event{ev}); err != nil {
+		return err
+	}
+	a.noted += n
+	return nil
 }
 
 // queued is how many events wait to be written.

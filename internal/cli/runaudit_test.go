@@ -114,12 +114,18 @@ func TestAuditSinkDropsBeyondItsQueue(t *testing.T) {
 	if err := a.close(); err != nil {
 		t.Fatal(err)
 	}
-	written := 0
+	written, gap := 0, int64(0)
 	for _, b := range w.batches {
-		written += len(b)
+		for _, ev := range b {
+			if ev.Op == audit.OpGap {
+				gap += ev.Count
+			} else {
+				written++
+			}
+		}
 	}
-	if written != auditQueue {
-		t.Errorf("%d events written, want %d", written, auditQueue)
+	if written != auditQueue || gap != 11 {
+		t.Errorf("%d events written and a gap of %d, want %d and 11", written, gap, auditQueue)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 )
 
 // readSessionKeys loads the replicas' shared session keys
-// (--session-key): a regular file nobody but its owner may read or write,
-// at most sessionid.MaxKeyFile bytes. Errors name the flag, never the
+// (--session-key): a regular file owned by this user or root that nobody
+// but its owner may read or write, at most sessionid.MaxKeyFile bytes. Errors name the flag, never the
 // file's contents.
 func readSessionKeys(path string) (*sessionid.Keys, error) {
 	f, err := atomicfile.OpenFollow(path)
@@ -22,6 +22,9 @@ func readSessionKeys(path string) (*sessionid.Keys, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("--session-key: cannot read the key file")
+	}
+	if !ownedByUs(st) {
+		return nil, withHint(errors.New("--session-key: the key file is owned by another user"), "the key file must be owned by the user the gateway runs as, or by root")
 	}
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, withHint(errors.New("--session-key: the key file may be read or written by others"), "chmod 600 the key file")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpseal/mcpseal/httpgw"
 	"github.com/mcpseal/mcpseal/pgstate"
 	"github.com/mcpseal/mcpseal/pin"
 	"github.com/mcpseal/mcpseal/tlog"
@@ -196,6 +197,21 @@ func gatewayStore(e *env, state string, logger *slog.Logger) (*pin.Store, func()
 		return nil, nil, err
 	}
 	return db.Pins(), func() {}, nil
+}
+
+// gatewayEnded is where the gateway records sealed session ids their
+// client ended: the state database, so that every replica refuses them;
+// nil (the process's memory) without one.
+func gatewayEnded(e *env, state string, logger *slog.Logger) (httpgw.EndedSessions, error) {
+	url, err := stateURL(e, state)
+	if err != nil || url == "" {
+		return nil, err
+	}
+	db, err := sharedStateDB(url, logger)
+	if err != nil {
+		return nil, err
+	}
+	return db.EndedSessions(), nil
 }
 
 // useStateSequences records the lock manifests a session accepts in the
