@@ -199,14 +199,18 @@ func TestExportLeaseOneShipperPerSink(t *testing.T) {
 	if ok, err := b.Lead("s"); ok || err != nil {
 		t.Fatalf("a second replica took a held lease: %v %v", ok, err)
 	}
-	h := audit.LineHash([]byte("x"))
+	// Real events: a cursor whose hash is not its event's line hash is
+	// malformed (TestAttackCursorRowPastHeadSilencesExport).
+	appendFleet(t, openDB(t, dsn).Audit(), 6, "one")
+	rows := rowsOf(t, dsn)
+	h := audit.LineHash(rows[5])
 	if err := b.SetCursor("s", 5, h); err == nil {
 		t.Fatal("a replica without the lease moved the cursor")
 	}
 	if err := a.SetCursor("s", 5, h); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.SetCursor("s", 4, h); err == nil {
+	if err := a.SetCursor("s", 4, audit.LineHash(rows[4])); err == nil {
 		t.Fatal("the cursor moved back")
 	}
 	if err := a.Close(); err != nil {
