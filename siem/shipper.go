@@ -234,7 +234,7 @@ func (s *shipper) run(ctx context.Context) {
 	for {
 		leader, lerr := s.e.src.Lead(s.name)
 		if lerr != nil {
-			s.report(lerr)
+			s.reportAs("audit export: this process cannot ship for the sink", lerr)
 		}
 		s.checkSpool()
 		wait, failing := pollInterval, false
@@ -250,7 +250,7 @@ func (s *shipper) run(ctx context.Context) {
 				if failed >= maxFailedSends {
 					failed = 0
 					if rerr := s.e.src.Release(s.name); rerr != nil {
-						s.report(rerr)
+						s.reportAs("audit export: giving up the sink's role failed", rerr)
 					}
 					s.e.log.Warn("audit export: the sink refused several batches in a row; giving up shipping for it so that another process can", "sink", s.name, "failures", maxFailedSends)
 				}
@@ -280,11 +280,15 @@ func (s *shipper) run(ctx context.Context) {
 
 // report logs a sink's failure, at most once a minute.
 func (s *shipper) report(err error) {
+	s.reportAs("audit export: the sink did not take a batch; it will be sent again", err)
+}
+
+func (s *shipper) reportAs(msg string, err error) {
 	if time.Since(s.lastError) < time.Minute {
 		return
 	}
 	s.lastError = time.Now()
-	s.e.log.Warn("audit export: the sink did not take a batch; it will be sent again", "sink", s.name, "err", err)
+	s.e.log.Warn(msg, "sink", s.name, "err", err)
 }
 
 // shipOnce sends the next batch after the cursor and moves the cursor.
