@@ -280,9 +280,28 @@ func CheckStreamOf(log StreamLog, copyLines [][]byte, b StreamBounds) (*StreamRe
 	if len(seqs) > 0 {
 		rep.First, rep.Last = seqs[0], seqs[len(seqs)-1]
 	}
+	// One bound implies the other: a copy checked "up to N" must also
+	// hold every event from 1, and one checked "from N" every event up
+	// to the local head; else --to below the copy's first, or --from on
+	// an empty copy, would be an empty range that any copy meets.
+	if b.From > 0 || b.To > 0 {
+		if b.From == 0 {
+			b.From = 1
+		}
+		if b.To == 0 {
+			head, err := log.Head()
+			if err != nil {
+				return nil, err
+			}
+			if head < b.From {
+				fault(b.From, "gap", "the copy must hold the events from %d on, and the local log ends at %d", b.From, head)
+			}
+			b.To = head
+		}
+	}
 	switch {
-	case len(seqs) == 0 && b.From > 0 && b.To >= b.From:
-		fault(b.From, "gap", "events %d to %d are missing from the copy (it holds none)", b.From, b.To)
+	case len(seqs) == 0 && b.From > 0:
+		fault(b.From, "gap", "events %d to %d are missing from the copy (it holds none)", b.From, max(b.To, b.From))
 	case len(seqs) == 0:
 	default:
 		if b.From > 0 && rep.First > b.From {
@@ -295,7 +314,7 @@ func CheckStreamOf(log StreamLog, copyLines [][]byte, b StreamBounds) (*StreamRe
 	if len(seqs) == 0 {
 		return rep, nil
 	}
-	local, anchors, earliest, head, err := localFor(log, rep.First, rep.Last)
+	local, anchors, pruned, head, err := localFor(log, rep.First, rep.Last)
 	if err != nil {
 		return nil, err
 	}
@@ -331,8 +350,8 @@ func CheckStreamOf(log StreamLog, copyLines [][]byte, b StreamBounds) (*StreamRe
 		prevHash = h
 		l, ok := local[s]
 		switch {
-		case !ok && earliest > 0 && s < earliest:
-			rep.Unavailable++ // pruned by rotation here
+		case !ok && s <= pruned:
+			rep.Unavailable++ // pruned by rotation here, as a prune record says
 			pending++
 			if want, anchored := anchors[s]; anchored {
 				if want != h {
@@ -341,7 +360,10 @@ func CheckStreamOf(log StreamLog, copyLines [][]byte, b StreamBounds) (*StreamRe
 				pending = 0
 			}
 		case !ok:
-			fault(s, "missing", "the local log does not hold event %d: it was removed here", s)
+			// Before the log's first event too, when no prune record
+			// accounts for it: the oldest file deleted by hand, or rows
+			// deleted from the database log (which is never pruned).
+			fault(s, "missing", "the local log does not hold event %d and no prune record accounts for it: it was removed here", s)
 		case !bytes.Equal(l.Raw, raw):
 			fault(s, "rewrite", "event %d differs from the local log's", s)
 		}
@@ -352,20 +374,23 @@ func CheckStreamOf(log StreamLog, copyLines [][]byte, b StreamBounds) (*StreamRe
 
 // localFor reads the local log for a copy of first to last: its lines in
 // that range, the anchors of every prune record it holds (with the first
-// event's prev as the anchor of the event before it), the earliest seq it
-// holds, and its head. The whole log is read only when the copy holds
-// events it pruned (the anchors may be anywhere in it); the files are
-// bounded by their retention, and a database log is never pruned.
+// event's prev as the anchor of the event before it), the last seq a
+// prune record accounts for (its anchor: every event up to it was pruned
+// by rotation; 0 when none), and its head. The whole log is read only
+// when the copy holds events the log no longer holds (the anchors may be
+// anywhere in it); the files are bounded by their retention, and a
+// database log is never pruned.
 func localFor(log StreamLog, first, last int64) (map[int64]Line, map[int64]string, int64, int64, error) {
 	local := map[int64]Line{}
 	anchors := map[int64]string{}
+	var pruned int64
 	_, earliest, err := log.ReadAfter(first-1, 1)
 	if err != nil {
 		return nil, nil, 0, 0, err
 	}
 	after, stop := first-1, last
 	if earliest > first {
-		after, stop = 0, -1 // pruned events in the copy: every anchor counts
+		after, stop = 0, -1 // events before the log's first: every anchor counts
 	}
 	for stop < 0 || after < stop {
 		lines, _, err := log.ReadAfter(after, 4096)
@@ -385,6 +410,7 @@ func localFor(log StreamLog, first, last int64) (map[int64]Line, map[int64]strin
 			if bytes.Contains(l.Raw, []byte(`"op":"prune"`)) {
 				if ev, err := parseLine(l.Raw); err == nil && ev.Op == OpPrune && ev.Anchor != nil {
 					anchors[ev.Anchor.Seq] = ev.Anchor.Hash
+					pruned = max(pruned, ev.Anchor.Seq)
 				}
 			}
 		}
@@ -394,5 +420,5 @@ func localFor(log StreamLog, first, last int64) (map[int64]Line, map[int64]strin
 	if err != nil {
 		head = 0
 	}
-	return local, anchors, earliest, head, nil
+	return local, anchors, pruned, head, nil
 }

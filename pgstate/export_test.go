@@ -3,9 +3,11 @@ package pgstate_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,14 +201,18 @@ func TestExportLeaseOneShipperPerSink(t *testing.T) {
 	if ok, err := b.Lead("s"); ok || err != nil {
 		t.Fatalf("a second replica took a held lease: %v %v", ok, err)
 	}
-	h := audit.LineHash([]byte("x"))
+	// Real events: a cursor whose hash is not its event's line hash is
+	// malformed (TestAttackCursorRowPastHeadSilencesExport).
+	appendFleet(t, openDB(t, dsn).Audit(), 6, "one")
+	rows := rowsOf(t, dsn)
+	h := audit.LineHash(rows[5])
 	if err := b.SetCursor("s", 5, h); err == nil {
 		t.Fatal("a replica without the lease moved the cursor")
 	}
 	if err := a.SetCursor("s", 5, h); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.SetCursor("s", 4, h); err == nil {
+	if err := a.SetCursor("s", 4, audit.LineHash(rows[4])); err == nil {
 		t.Fatal("the cursor moved back")
 	}
 	if err := a.Close(); err != nil {
@@ -285,5 +291,45 @@ func TestAttackForgedRowPastHeadShipped(t *testing.T) {
 	lines, _, err = d.AuditExport().ReadAfter(2, 10)
 	if err != nil || len(lines) != 3 || !bytes.Contains(lines[1].Raw, []byte(`"rows-past-head"`)) {
 		t.Fatalf("after the next append: %d lines, %v", len(lines), err)
+	}
+}
+
+// TestExportCursorBelongsToItsDestination: the cursor row belongs to the
+// destination whose acknowledgment moved it. A replica bound to another
+// neither leads nor moves it, and reads it as an error (spool full),
+// even once the lease is free; one bound to the same destination takes
+// over.
+func TestExportCursorBelongsToItsDestination(t *testing.T) {
+	t.Parallel()
+	dsn := freshDB(t)
+	appendFleet(t, openDB(t, dsn).Audit(), 6, "one")
+	rows := rowsOf(t, dsn)
+	a, b, c := openDB(t, dsn).AuditExport(), openDB(t, dsn).AuditExport(), openDB(t, dsn).AuditExport()
+	a.Bind("s", "sha256:"+strings.Repeat("a", 64))
+	b.Bind("s", "sha256:"+strings.Repeat("b", 64))
+	c.Bind("s", "sha256:"+strings.Repeat("a", 64))
+	if ok, err := a.Lead("s"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := a.SetCursor("s", 5, audit.LineHash(rows[5])); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.Lead("s"); ok || !errors.Is(err, pgstate.ErrOtherDestination) {
+		t.Fatalf("another destination led for the sink: %v %v", ok, err)
+	}
+	if _, _, err := b.Cursor("s"); !errors.Is(err, pgstate.ErrOtherDestination) {
+		t.Fatalf("another destination read the cursor: %v", err)
+	}
+	if err := b.SetCursor("s", 6, audit.LineHash(rows[6])); err == nil {
+		t.Fatal("another destination moved the cursor")
+	}
+	if ok, err := c.Lead("s"); !ok || err != nil {
+		t.Fatal("the same destination did not take over", ok, err)
+	}
+	if seq, _, err := c.Cursor("s"); seq != 5 || err != nil {
+		t.Fatal(seq, err)
 	}
 }

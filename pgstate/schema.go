@@ -57,6 +57,10 @@ var migrations = []string{
 		id      text PRIMARY KEY,
 		expires timestamptz NOT NULL
 	);`,
+	// 6: the destination each sink's cursor belongs to (export.go): a
+	// fingerprint of the receiver, '' for a row written before it (the
+	// first replica that leads for the sink records its own).
+	`ALTER TABLE mcpseal_audit_cursors ADD COLUMN dest text NOT NULL DEFAULT '';`,
 }
 
 // Version is the schema version this binary writes and reads.

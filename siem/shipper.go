@@ -19,6 +19,12 @@ const (
 	maxBatch       = 256
 	cursorFormat   = "mcpseal-audit-cursor v1 %020d %s\n"
 	maxCursorBytes = 256
+	// maxFailedSends is how many batches in a row a sink may refuse
+	// before this process gives its role up: the fault may be this
+	// process's path to the sink (a partition, a firewall on its host),
+	// and another process that can reach it should take over rather than
+	// wait for a lease this one keeps renewing.
+	maxFailedSends = 3
 )
 
 // The pace (variables for the tests): how often a sink's shipper looks for
@@ -122,6 +128,7 @@ func newShipper(e *Exporter, c SinkConfig) (*shipper, error) {
 			return nil, err
 		}
 	}
+	e.src.Bind(c.Name, Destination(c))
 	return &shipper{e: e, name: c.Name, s: s}, nil
 }
 
@@ -194,7 +201,9 @@ func (s *shipper) cursor() (cursor, error) {
 func (s *shipper) checkSpool() {
 	c, err := s.cursor()
 	head, herr := s.e.src.Head()
-	full := err != nil || herr != nil || head-c.seq > s.e.spool
+	// A cursor past the head acknowledges events that do not exist:
+	// read as valid it would skip every event until the head caught up.
+	full := err != nil || herr != nil || c.seq > head || head-c.seq > s.e.spool
 	if !full && head > c.seq {
 		// Rotation may have pruned events the sink never took, however
 		// large spool_events is: those are lost to it, which is full.
@@ -210,36 +219,59 @@ func (s *shipper) checkSpool() {
 	s.full.Store(full)
 }
 
+// run ships for the sink while it holds the role. A failed batch backs
+// off (doubling up to maxBackoff) and kicks do not cut that wait short:
+// appends happen on every call, and a sink that is down would otherwise
+// be retried, and the lease renewed, at the pace of the calls. After
+// maxFailedSends failures in a row it gives the role up (Release) and
+// takes it again only when no other process did.
 func (s *shipper) run(ctx context.Context) {
 	backoff := minBackoff
-	var resend int64
+	var (
+		resend int64
+		failed int // batches refused in a row
+	)
 	for {
 		leader, lerr := s.e.src.Lead(s.name)
 		if lerr != nil {
-			s.report(lerr)
+			s.reportAs("audit export: this process cannot ship for the sink", lerr)
 		}
 		s.checkSpool()
-		wait := pollInterval
-		if leader {
+		wait, failing := pollInterval, false
+		if !leader {
+			failed, backoff = 0, minBackoff
+		} else {
 			shipped, err := s.shipOnce(ctx, &resend)
 			switch {
 			case err != nil:
 				s.report(err)
-				wait, backoff = backoff, min(backoff*2, maxBackoff)
+				failed++
+				wait, backoff, failing = backoff, min(backoff*2, maxBackoff), true
+				if failed >= maxFailedSends {
+					failed = 0
+					if rerr := s.e.src.Release(s.name); rerr != nil {
+						s.reportAs("audit export: giving up the sink's role failed", rerr)
+					}
+					s.e.log.Warn("audit export: the sink refused several batches in a row; giving up shipping for it so that another process can", "sink", s.name, "failures", maxFailedSends)
+				}
 			case shipped > 0:
-				backoff = minBackoff
+				failed, backoff = 0, minBackoff
 				s.checkSpool()
 				continue // more may be waiting
 			default:
-				backoff = minBackoff
+				failed, backoff = 0, minBackoff
 			}
+		}
+		kick := s.e.kick
+		if failing {
+			kick = nil // a kick does not shorten a failing sink's backoff
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
-		case <-s.e.kick:
+		case <-kick:
 		case <-t.C:
 		}
 		t.Stop()
@@ -248,11 +280,15 @@ func (s *shipper) run(ctx context.Context) {
 
 // report logs a sink's failure, at most once a minute.
 func (s *shipper) report(err error) {
+	s.reportAs("audit export: the sink did not take a batch; it will be sent again", err)
+}
+
+func (s *shipper) reportAs(msg string, err error) {
 	if time.Since(s.lastError) < time.Minute {
 		return
 	}
 	s.lastError = time.Now()
-	s.e.log.Warn("audit export: the sink did not take a batch; it will be sent again", "sink", s.name, "err", err)
+	s.e.log.Warn(msg, "sink", s.name, "err", err)
 }
 
 // shipOnce sends the next batch after the cursor and moves the cursor.

@@ -29,10 +29,20 @@ type Source interface {
 	// line hash (0, "" when it took none). A cursor that is not exactly
 	// what SetCursor writes is an error, never read as 0.
 	Cursor(sink string) (seq int64, hash string, err error)
+	// Bind names the sink's destination (Destination's fingerprint)
+	// before the first Lead. A Source whose cursors several processes
+	// share keeps it with the cursor: Lead and Cursor fail
+	// (pgstate.ErrOtherDestination) for a process that names another, so
+	// that it never ships the shared log elsewhere or moves the cursor.
+	Bind(sink, destination string)
 	// Lead says whether this process ships for the sink now, taking the
 	// role when nobody holds it; called before every batch (the fleet's
 	// role is a lease, renewed by each call).
 	Lead(sink string) (bool, error)
+	// Release gives the sink's role up, so that another process takes
+	// it: the shipper calls it when the sink refused several batches in
+	// a row (this process may be the only one that cannot reach it).
+	Release(sink string) error
 	// SetCursor moves the sink's cursor forward to seq; it fails, and the
 	// cursor stays, when this process no longer ships for the sink.
 	SetCursor(sink string, seq int64, hash string) error
@@ -90,6 +100,22 @@ func (f *fileSource) Lead(sink string) (bool, error) {
 		f.held[sink] = tryLock(f.locks[sink])
 	}
 	return f.held[sink], nil
+}
+
+// Bind: the files' cursors are this home's, not shared with processes
+// configured elsewhere.
+func (f *fileSource) Bind(sink, destination string) {}
+
+// Release closes the sink's lock file, which drops its lock.
+func (f *fileSource) Release(sink string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if lf := f.locks[sink]; lf != nil {
+		lf.Close()
+		delete(f.locks, sink)
+		delete(f.held, sink)
+	}
+	return nil
 }
 
 func (f *fileSource) Cursor(sink string) (int64, string, error) {

@@ -99,8 +99,10 @@ func (s *Session) clientContext(meta []byte, hdr headerContext) (trace.SpanConte
 }
 
 // metaContext reads _meta.traceparent and tracestate as strings: present
-// when traceparent is; ok when both are JSON strings (tracestate may be
-// absent).
+// when either is; ok when both are JSON strings (tracestate may be
+// absent). A tracestate with no traceparent beside it is present and not
+// ok, as in the headers: read as absent, a header context beside it would
+// be used while the _meta copy the server reads says something else.
 func metaContext(meta []byte) (tp, ts string, present, ok bool) {
 	if meta == nil {
 		return "", "", false, true
@@ -114,7 +116,7 @@ func metaContext(meta []byte) (tp, ts string, present, ok bool) {
 	}
 	rawTP, rawTS := member(meta, "traceparent"), member(meta, "tracestate")
 	if rawTP == nil {
-		return "", "", false, true
+		return "", "", rawTS != nil, rawTS == nil
 	}
 	tp, err := jsonrpc.DecodeString(rawTP)
 	if err != nil {

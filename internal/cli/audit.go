@@ -53,7 +53,9 @@ faults; exact repeats (at-least-once delivery) are counted, not faults.
 By default the copy must run without a gap from its own first event to
 its own last; --sink NAME requires every event from 1 (or --from) to the
 last one that sink acknowledged (its cursor here), and --from/--to give
-the bounds by hand, so that a copy missing its first or last batch fails.
+the bounds by hand, so that a copy missing its first or last batch fails
+(one alone implies the other: --to from 1, --from to the local head; an
+empty copy with a bound fails).
 With --state (or $MCPSEAL_STATE) the copy is checked against the fleet's
 audit log in the database, and --sink reads the sink's cursor there.`,
 		Args: exactArgs(0, "no arguments"),
