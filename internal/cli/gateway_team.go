@@ -132,7 +132,7 @@ func (tg *teamGateway) start(e *env, f gatewayFlags, routes *httpgw.Routes, logg
 			return nil, withHint(fmt.Errorf("auth: %w", err), "the gateway reads each issuer's metadata and keys at start")
 		}
 		tg.verifier = v
-		if tg.identites, err = newIdentityPolicy(e, f, routes, logger); err != nil {
+		if tg.identites, err = newIdentityPolicy(e, f, routes); err != nil {
 			return nil, err
 		}
 	}
@@ -170,13 +170,13 @@ func (tg *teamGateway) scheme() string {
 }
 
 // identityPolicy is the host policy's subject rules, per route, for the
-// gateway's front door.
+// gateway: its listings, and the per-caller calls its gates admit.
 type identityPolicy struct {
 	routes map[string]*policy.ServerPolicy // nil entry: no policy file, every tool for everyone
 	rates  *policy.SubjectRates
 }
 
-func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes, logger *slog.Logger) (*identityPolicy, error) {
+func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes) (*identityPolicy, error) {
 	ip := &identityPolicy{routes: map[string]*policy.ServerPolicy{}, rates: policy.NewSubjectRates(nil)}
 	for _, name := range routes.Names() {
 		spec := routes.Routes[name]
