@@ -75,3 +75,34 @@ func TestHiddenToolIsAnsweredAsAMissingOneUnderMonitor(t *testing.T) {
 		t.Fatalf("a hidden tool's call under monitor: %v", got)
 	}
 }
+
+// TestAdmitSeesOnlyVerifiedVisibleTools: Config.Admit (the gateway's
+// per-caller rate limits and confirmations) is never asked about a
+// made-up name or a hidden tool, so neither is charged and both are
+// answered as unknown, byte for byte but the name; a tool the caller may
+// call is, and its refusal is the answer.
+func TestAdmitSeesOnlyVerifiedVisibleTools(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather, toolEcho)
+	srv.modern = true
+	var asked []string
+	h := newHarness(t, t.TempDir(), pin.Guard, srv, func(c *gate.Config) {
+		c.Hidden = func(request, tool string) bool { return tool == "echo" }
+		c.Admit = func(request, tool string) *gate.Refusal {
+			asked = append(asked, tool)
+			return &gate.Refusal{Code: -32009, Reason: "rate-limited"}
+		}
+	})
+	hidden := h.client(modernReq(1, "tools/call", `{}`, `"name":"echo","arguments":{}`))
+	missing := h.client(modernReq(1, "tools/call", `{}`, `"name":"no_such","arguments":{}`))
+	if len(hidden) != 1 || len(missing) != 1 || strings.ReplaceAll(hidden[0], "echo", "N") != strings.ReplaceAll(missing[0], "no_such", "N") {
+		t.Fatalf("hidden %v, missing %v", hidden, missing)
+	}
+	if len(asked) != 0 {
+		t.Fatalf("Admit asked about %v", asked)
+	}
+	got := h.client(modernReq(2, "tools/call", `{}`, `"name":"get_weather","arguments":{"city":"Oslo"}`))
+	if len(got) != 1 || !strings.Contains(got[0], `"code":-32009`) || !strings.Contains(got[0], `"rate-limited"`) || len(asked) != 1 {
+		t.Fatalf("a visible tool's refused call: %v (asked %v)", got, asked)
+	}
+}

@@ -356,3 +356,41 @@ func (s *Session) refusalClosure(r Refusal) *closure {
 	}
 	return &closure{code: r.Code, reason: r.Reason, message: r.Message, data: s.refusalData(r, "")}
 }
+
+// Cancel gives up the client request whose id key is request, which the
+// transport can no longer answer (its caller's access token expired, its
+// own request timeout): the transport has told the client the call may
+// have run. A request still queued or held for a decision never reaches
+// the server; one the server has is cancelled there
+// (notifications/cancelled, as for the gate's own call timeout) and
+// forgotten, so that its late answer is dropped, never checked, admitted
+// or audited as allowed. A tools/call is audited as refused with reason.
+// The handshake that opens a session is left to finish.
+func (s *Session) Cancel(request, reason string) []Out {
+	s.out = nil
+	for i, f := range s.queue {
+		if m, err := jsonrpc.Peek(f); err == nil && m.Kind == jsonrpc.Request && jsonrpc.IDKey(m.ID) == request {
+			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+			s.queueBytes -= len(f)
+			if m.Method == methodToolsCall {
+				name, _ := paramString(m.Params, "name")
+				s.event(Event{Op: "call", Outcome: "refused", Code: reason, Kind: contract.Tools, Name: contract.SafeName(name), Request: request})
+			}
+			return s.flush()
+		}
+	}
+	p, ok := s.pending[request]
+	if !ok || p.handshake {
+		return s.flush()
+	}
+	s.forget(request)
+	if p.call != nil {
+		s.event(Event{Op: "call", Outcome: "refused", Code: reason, Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Request: request})
+	}
+	if !p.held {
+		params := append(append([]byte(`{"requestId":`), p.id...), `,"reason":`...)
+		params = append(jsonrpc.AppendString(params, "mcpseal: "+reason), '}')
+		s.toServer(jsonrpc.NewNotification(methodCancelled, params))
+	}
+	return s.flush()
+}

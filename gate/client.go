@@ -273,6 +273,9 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			// Monitor reports what guard would refuse and forwards it; the
 			// host's call decisions need a verified definition to judge.
 			s.log.Warn("call to a tool outside the verified contract (monitor posture: forwarded)", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
+			if s.refuseByCaller(m.ID, name, "") {
+				return
+			}
 		case !ok:
 			s.log.Warn("call to a tool outside the verified contract refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
 			s.refuseUnknownTool(m.ID, name)
@@ -280,6 +283,9 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 		default:
 			// The host's decisions (policy, schemas, confirmation) apply
 			// under every posture: monitor is about drift, not calls.
+			if s.refuseByCaller(m.ID, name, def.Digest) {
+				return
+			}
 			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: args, ClientCapabilities: s.caps[profile]}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true
@@ -323,6 +329,29 @@ func (s *Session) evictIdleProfile() bool {
 		s.pages = nil
 	}
 	s.log.Info("least recently used client profile forgotten to make room for a new one", "server", s.cfg.Identity.ID)
+	return true
+}
+
+// refuseByCaller applies Config.Admit to a call of tool that the caller
+// may make; it answers a refused call and reports whether it did.
+func (s *Session) refuseByCaller(id []byte, tool, digest string) bool {
+	if s.cfg.Admit == nil {
+		return false
+	}
+	key := jsonrpc.IDKey(id)
+	r := s.cfg.Admit(key, tool)
+	if r == nil {
+		return false
+	}
+	if r.Code == 0 {
+		r.Code = CodeRefused
+	}
+	if r.Message == "" {
+		r.Message = "mcpseal: the call was refused for its caller; not forwarded"
+	}
+	name := contract.SafeName(tool)
+	s.toClient(jsonrpc.NewError(id, r.Code, r.Message, s.refusalData(*r, name)))
+	s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: digest, Request: key})
 	return true
 }
 

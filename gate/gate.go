@@ -186,6 +186,14 @@ type Config struct {
 	// does not have, under every posture, so that the caller cannot tell
 	// the two apart.
 	Hidden func(request, tool string) bool
+	// Admit, when set, takes one call of tool by the caller of a client
+	// request (per-caller rate limits, confirmations a shared session
+	// cannot ask): nil lets the call go on to Hooks.Call, a refusal
+	// answers it. It runs only for a tool that is in the verified
+	// contract and not hidden from the caller (and for a call monitor
+	// forwards), so that a made-up name and a hidden tool are never
+	// charged and answer alike. It must not block.
+	Admit func(request, tool string) *Refusal
 	// EvictIdleProfiles lets a 2026-07-28 session that holds
 	// Limits.MaxProfiles verified profiles make room for a new one by
 	// forgetting the least recently used profile with no request in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/pin"
 )
 
@@ -252,6 +253,40 @@ func TestCallTimeoutCancelsAndDropsLateResult(t *testing.T) {
 	}
 	if late := h.serverSays(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`); len(late) != 0 {
 		t.Errorf("late result delivered: %q", late)
+	}
+}
+
+// TestCancelledCallIsStoppedAndItsLateResultDropped: the transport gave
+// up a forwarded call (its caller's token expired): Cancel tells the
+// server to stop, audits the call as refused, and the late result is
+// neither delivered nor checked (no "result allowed" for a call its
+// client was told may not have completed).
+func TestCancelledCallIsStoppedAndItsLateResultDropped(t *testing.T) {
+	t.Parallel()
+	var events []gate.Event
+	results := 0
+	hooks := gate.Hooks{
+		Call:   func(gate.CallInfo) gate.Verdict { return gate.Verdict{Kind: gate.Allow} },
+		Result: func(gate.CallInfo, []byte) gate.Verdict { results++; return gate.Verdict{Kind: gate.Allow} },
+		Event:  func(e gate.Event) { events = append(events, e) },
+	}
+	srv := newFakeServer(toolWeather)
+	srv.manual["tools/call"] = true
+	h, _ := hookHarness(t, hooks, srv)
+	h.legacySession(initLegacy)
+	h.client(callWeather)
+	if got := h.pump(h.s.Cancel(jsonrpc.IDKey([]byte(`3`)), "token-expired")); len(got) != 0 {
+		t.Fatalf("Cancel answered the client: %q", got)
+	}
+	if srv.received["notifications/cancelled"] != 1 {
+		t.Errorf("server not told to cancel: %v", srv.received)
+	}
+	if late := h.serverSays(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`); len(late) != 0 || results != 0 {
+		t.Errorf("late result delivered %q, checked %d times", late, results)
+	}
+	last := events[len(events)-1]
+	if last.Op != "call" || last.Outcome != "refused" || last.Code != "token-expired" {
+		t.Errorf("last event %+v", last)
 	}
 }
 

@@ -26,9 +26,11 @@ import (
 //   - listings are filtered per identity (Config.Identities): the answer
 //     to a tools/list leaves out the tools the caller may not see, while
 //     the gate behind has verified the server's whole contract;
-//   - a tools/call of a tool the caller may not see is answered as a call
-//     of an unknown tool, and per-caller rate limits apply, before the
-//     call reaches the gate;
+//   - a tools/call of a tool the caller may not see is answered by the
+//     gate as a call of an unknown tool; per-caller rate limits and
+//     confirmations (session.admit) apply only once the gate found the
+//     tool in the verified contract and visible to the caller, so that a
+//     made-up name and a hidden tool take the same path;
 //   - the inbound token is never forwarded: upstream requests are built
 //     from nothing (package egress), exactly as with the launch token.
 
@@ -70,18 +72,6 @@ const (
 	codePolicy  = -32009 // the host policy refused the call (a caller's rate limit)
 	codeConfirm = -32012 // a person's confirmation was needed and could not be asked
 )
-
-// CallerEvent is a caller's tools/call that the front door refused (a
-// rate limit, a confirmation the shared session cannot ask): the gate
-// never sees it, so it is audited here. A call the front door passes is
-// audited by the gate, whose events name the caller of each request
-// (session.callerOf).
-type CallerEvent struct {
-	Route  string
-	Who    *oauth.Identity
-	Tool   string // as the client sent it; reduce before writing
-	Reason string // why it was refused
-}
 
 // identityKey is the request context key of the verified identity.
 type identityKey struct{}
@@ -186,49 +176,51 @@ func (gw *Gateway) ownedBy(sid string, rt *route, id *oauth.Identity) bool {
 	return s.owner == id.Key()
 }
 
-// identityCall decides a tools/call by the request's caller before it
-// reaches the gate. It answers a refused call itself and reports whether
-// it did.
-func (gw *Gateway) identityCall(w http.ResponseWriter, r *http.Request, rt *route, m jsonrpc.Message) bool {
+// hiddenCall reports whether m is a tools/call of a tool the request's
+// caller may not see.
+func (gw *Gateway) hiddenCall(r *http.Request, rt *route, m jsonrpc.Message) bool {
 	who := IdentityFrom(r.Context())
 	pol := gw.cfg.Identities
-	if who == nil || pol == nil || m.Method != "tools/call" || m.Kind != jsonrpc.Request {
+	if who == nil || pol == nil || m.Method != "tools/call" {
 		return false
 	}
-	legacy := r.Header.Get(sessionHeader) != ""
 	tool, ok := stringMember(m.Params, "name")
-	if !ok || !pol.Visible(rt.name, who, tool) {
-		// The gate answers it (gate.Config.Hidden, session.hidden) as it
-		// answers a tool the server does not have, in the session's own
-		// framing: the caller learns nothing of tools it may not see.
-		return false
+	return ok && !pol.Visible(rt.name, who, tool)
+}
+
+// admit is gate.Config.Admit: it takes one call of tool, which the
+// verified contract has and its caller may see, by the caller of request
+// (under s.mu, as every gate step runs). A made-up name and a hidden tool
+// never get here: the gate answers both as unknown, before any rate is
+// charged or any confirmation is needed, so the two look alike.
+func (s *session) admit(request, tool string) *gate.Refusal {
+	pol := s.rt.gw.cfg.Identities
+	if pol == nil {
+		return nil
+	}
+	who := s.who
+	if s.modern {
+		who = nil
+		if ex := s.waiting[request]; ex != nil {
+			who = ex.who
+		}
+	}
+	if who == nil {
+		return nil // hidden refuses a request whose caller is gone
 	}
 	code := codePolicy
-	reason := pol.Call(rt.name, who, tool)
+	reason := pol.Call(s.rt.name, who, tool)
 	if reason == NeedsConfirmation {
-		if legacy {
-			return false // the session's gate asks its caller
+		if !s.modern {
+			return nil // the session's gate asks its one caller (Hooks.Call)
 		}
 		reason, code = ReasonNoConfirmation, codeConfirm
 	}
 	if reason == "" {
-		// The gate decides next, and its events carry the caller
-		// (gate.Config.CallerOf, session.callerOf).
-		return false
+		return nil
 	}
-	frame := jsonrpc.NewError(m.ID, code, "mcpseal: this call was refused for your identity ("+reason+"); not forwarded", identityData(reason, rt.id))
-	gw.caller(CallerEvent{Route: rt.name, Who: who, Tool: tool, Reason: reason})
-	gw.event(Event{Kind: EventRefused, Route: rt.name, Reason: "identity", Status: http.StatusOK, Method: r.Method})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(frame)
-	return true
-}
-
-func (gw *Gateway) caller(e CallerEvent) {
-	if gw.cfg.OnCaller != nil {
-		gw.cfg.OnCaller(e)
-	}
+	s.rt.gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: "identity", Status: http.StatusOK, Method: http.MethodPost})
+	return &gate.Refusal{Code: code, Message: "mcpseal: this call was refused for your identity (" + reason + "); not forwarded", Reason: reason}
 }
 
 func identityData(reason string, id pin.Identity) []byte {

@@ -155,3 +155,49 @@ func TestRandomOpaqueTokensHammerTheIssuerThroughTheDoor(t *testing.T) {
 		t.Fatalf("%d introspections, %d refused as busy, for 40 made-up tokens from one address in %v", n, busy, time.Since(start))
 	}
 }
+
+// TestRequestTimeoutCancelsTheCallAndDropsItsResult: the request timeout
+// shares the expiry's way out (giveUp): the server is told to cancel the
+// call, its late result is not admitted, and the answer says the call
+// may have run instead of inviting a blind retry.
+func TestRequestTimeoutCancelsTheCallAndDropsItsResult(t *testing.T) {
+	t.Parallel()
+	up := newSlowUpstream(t)
+	up.delay = 4 * time.Second
+	var mu sync.Mutex
+	results := 0
+	w := newTeamWorld(t, routedTo(t, up.route(), up.srv.Certificate(), restrictMutate{}), func(c *Config) {
+		c.Limits.RequestTimeout = 2 * time.Second
+		c.Guard = func(string, pin.Identity, *Route) (Guard, error) {
+			return Guard{Hooks: gate.Hooks{
+				Result: func(gate.CallInfo, []byte) gate.Verdict { return gate.Verdict{Kind: gate.Allow} },
+				Event: func(e gate.Event) {
+					if e.Op == "result" {
+						mu.Lock()
+						results++
+						mu.Unlock()
+					}
+				},
+			}}, nil
+		}
+	})
+	_, b, err := w.modern(t, context.Background(), w.token(t, "alice-app"), "tools/call", "slow", slowCall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"`+ReasonTimeout+`"`) || !strings.Contains(string(b), "may have run") {
+		t.Fatalf("want the timeout answer: %.300s", b)
+	}
+	time.Sleep(up.delay)
+	up.mu.Lock()
+	cancelled := false
+	for _, body := range up.bodies {
+		cancelled = cancelled || strings.Contains(body, "notifications/cancelled")
+	}
+	up.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if !cancelled || results > 0 {
+		t.Fatalf("after the timeout: cancelled=%v, %d result(s) admitted", cancelled, results)
+	}
+}

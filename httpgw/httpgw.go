@@ -170,9 +170,6 @@ type Config struct {
 	// TrustedProxies, when set, are the only peers requests may come from
 	// (TLS terminated by a load balancer in front).
 	TrustedProxies []netip.Prefix
-	// OnCaller receives the front door's decisions on callers' calls that
-	// no gate can attribute (auth.go), for audit. It must not block.
-	OnCaller func(CallerEvent)
 	// GuardFor, when set, is used instead of Guard for a legacy session
 	// opened by an authenticated caller (the audit names who).
 	GuardFor func(route string, id pin.Identity, spec *Route, who *oauth.Identity) (Guard, error)

@@ -51,7 +51,13 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 	modern := sid == "" && egress.MetaVersion(m.Params) != ""
 	switch {
 	case modern:
-		if egress.CheckHeaders(r.Header, m, rt.bindings) != nil {
+		// A hidden tool's bindings are not checked: its call must fail as
+		// a made-up name's does, whose bindings nobody knows (gate.Config.Hidden).
+		bindings := rt.bindings
+		if gw.hiddenCall(r, rt, m) {
+			bindings = nil
+		}
+		if egress.CheckHeaders(r.Header, m, bindings) != nil {
 			f := &refusal{status: http.StatusBadRequest, code: egress.CodeHeaderMismatch, reason: ReasonHeaderMatch, msg: "mcpseal: the Mcp-* request headers do not match the body", id: m.ID}
 			gw.writeRefusal(w, r, rt.name, f)
 			return
@@ -78,7 +84,7 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 		gw.writeRefusal(w, r, rt.name, refuse(http.StatusBadGateway, ReasonBusy, "cannot start the route's server"))
 		return
 	}
-	if gw.cfg.Auth != nil && (gw.callerProfile(w, r, rt, m) || gw.identityCall(w, r, rt, m)) {
+	if gw.cfg.Auth != nil && gw.callerProfile(w, r, rt, m) {
 		return
 	}
 	ex := newExchange(acceptJSON, acceptSSE)

@@ -125,6 +125,24 @@ func (s *session) abandon(ex *exchange) {
 	ex.end()
 }
 
+// cancel gives up an exchange whose client is told that its call may
+// have run (its token expired, the request timeout): the gate cancels
+// the request at the server and drops its late answer
+// (gate.Session.Cancel), which then names no caller (no orphan is kept);
+// the exchange ends as in abandon.
+func (s *session) cancel(ex *exchange, reason string) {
+	s.mu.Lock()
+	if key := ex.key; key != "" && s.waiting[key] == ex {
+		if s.run(nil, gate.ToServer, nil, func() []gate.Out { return s.g.Cancel(key, reason) }) {
+			s.after()
+		}
+		delete(s.waiting, key)
+		delete(s.restore, key)
+	}
+	s.mu.Unlock()
+	s.abandon(ex)
+}
+
 // resumeWindow is how long a legacy stream whose client went away before
 // the answer waits for a GET with Last-Event-ID.
 const resumeWindow = 2 * time.Minute

@@ -154,7 +154,7 @@ func (rt *route) newGate(gd Guard, s *session) *gate.Session {
 		}
 	}
 	if gw.cfg.Auth != nil {
-		cfg.CallerOf, cfg.Hidden = s.callerOf, s.hidden
+		cfg.CallerOf, cfg.Hidden, cfg.Admit = s.callerOf, s.hidden, s.admit
 	}
 	// The shared session's profiles come from every caller (profiles.go).
 	cfg.EvictIdleProfiles = s.modern

@@ -32,7 +32,8 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 		case <-expired:
 			// The caller's access token is no longer valid: nothing more
 			// is written to it. The answer says why, so that the client
-			// can get a new token and retry.
+			// can get a new token; the call is cancelled at the server,
+			// but it may have run, and the answer says so.
 			gw.giveUp(w, r, s, ex, started, ReasonExpired, expiredError(ex))
 			return
 		case <-r.Context().Done():
@@ -80,8 +81,12 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 
 // giveUp ends an exchange before its answer, answering it with f (as
 // plain JSON, or as the last event of a stream already started).
+//
+// The call may have run at the server, or be running: it is cancelled
+// there and its late answer dropped (session.cancel), so that nothing of
+// it is admitted after the client was told it did not complete.
 func (gw *Gateway) giveUp(w http.ResponseWriter, r *http.Request, s *session, ex *exchange, started bool, reason string, f []byte) {
-	s.abandon(ex)
+	s.cancel(ex, reason)
 	gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: reason, Method: r.Method})
 	if !started {
 		w.Header().Set("Content-Type", "application/json")
@@ -146,13 +151,13 @@ func (gw *Gateway) tokenExpiry(r *http.Request) (<-chan time.Time, func()) {
 // while it waited.
 func expiredError(ex *exchange) []byte {
 	data, _ := json.Marshal(refusalData{Reason: ReasonExpired})
-	return jsonrpc.NewError(ex.clientID, CodeForbidden, "mcpseal: the access token expired before the answer; get a new token and retry", data)
+	return jsonrpc.NewError(ex.clientID, CodeForbidden, "mcpseal: the access token expired before the answer; the call was cancelled but may have run: check its effects before you retry with a new token", data)
 }
 
 // timeoutError is the answer of a request that waited too long.
 func timeoutError(ex *exchange) []byte {
 	data, _ := json.Marshal(refusalData{Reason: ReasonTimeout})
-	return jsonrpc.NewError(ex.clientID, CodeForbidden, "mcpseal: no answer from the server within the request timeout", data)
+	return jsonrpc.NewError(ex.clientID, CodeForbidden, "mcpseal: no answer from the server within the request timeout; the call was cancelled but may have run: check its effects before you retry", data)
 }
 
 func startStream(w http.ResponseWriter) {

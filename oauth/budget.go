@@ -74,18 +74,22 @@ func busy() *Failure {
 	return &Failure{Status: http.StatusServiceUnavailable, Code: "", Reason: ReasonBusy}
 }
 
-// take spends one of peer's unknown-token budget and a slot in flight;
-// done gives the slot back. ok is false when either is exhausted.
+// take takes a slot in flight and spends one of peer's unknown-token
+// budget; done gives the slot back. ok is false when either is exhausted.
+// The slot comes first: a request refused for want of a slot reaches no
+// issuer and costs its address nothing, so that a flood holding every
+// slot cannot also drain the budgets of the addresses that wait.
 func (b *budget) take(peer netip.Addr) (done func(), ok bool) {
-	if !b.spend(peer) {
-		return nil, false
-	}
 	select {
 	case b.inFlight <- struct{}{}:
-		return func() { <-b.inFlight }, true
 	default:
 		return nil, false
 	}
+	if !b.spend(peer) {
+		<-b.inFlight
+		return nil, false
+	}
+	return func() { <-b.inFlight }, true
 }
 
 func (b *budget) spend(peer netip.Addr) bool {

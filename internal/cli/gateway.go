@@ -215,7 +215,6 @@ func runGateway(e *env, f gatewayFlags) error {
 		cfg.EndedSessions = ended
 	}
 	l, err := team.start(e, f, routes, logger)
-	defer team.close()
 	if err != nil {
 		if errors.Is(err, httpgw.ErrNotLoopback) {
 			return &usageError{withHint(err, "the gateway is for clients on this machine; --bind takes 127.0.0.1 or ::1")}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/httpgw"
 	"github.com/mcpseal/mcpseal/oauth"
 	"github.com/mcpseal/mcpseal/policy"
@@ -133,7 +132,7 @@ func (tg *teamGateway) start(e *env, f gatewayFlags, routes *httpgw.Routes, logg
 			return nil, withHint(fmt.Errorf("auth: %w", err), "the gateway reads each issuer's metadata and keys at start")
 		}
 		tg.verifier = v
-		if tg.identites, err = newIdentityPolicy(e, f, routes, logger); err != nil {
+		if tg.identites, err = newIdentityPolicy(e, f, routes); err != nil {
 			return nil, err
 		}
 	}
@@ -158,14 +157,10 @@ func (tg *teamGateway) configure(c *httpgw.Config) {
 	if tg.verifier != nil {
 		c.Auth = tg.verifier
 		c.Identities = tg.identites
-		c.OnCaller = tg.identites.record
 		c.Token = ""
 	}
 	c.TrustedProxies = tg.proxies
 }
-
-// close writes what the caller audit holds.
-func (tg *teamGateway) close() { tg.identites.close() }
 
 func (tg *teamGateway) scheme() string {
 	if tg.tls != nil {
@@ -175,16 +170,14 @@ func (tg *teamGateway) scheme() string {
 }
 
 // identityPolicy is the host policy's subject rules, per route, for the
-// gateway's front door.
+// gateway: its listings, and the per-caller calls its gates admit.
 type identityPolicy struct {
 	routes map[string]*policy.ServerPolicy // nil entry: no policy file, every tool for everyone
 	rates  *policy.SubjectRates
-	// sinks write the front door's caller decisions, per route.
-	sinks map[string]*auditSink
 }
 
-func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes, logger *slog.Logger) (*identityPolicy, error) {
-	ip := &identityPolicy{routes: map[string]*policy.ServerPolicy{}, rates: policy.NewSubjectRates(nil), sinks: map[string]*auditSink{}}
+func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes) (*identityPolicy, error) {
+	ip := &identityPolicy{routes: map[string]*policy.ServerPolicy{}, rates: policy.NewSubjectRates(nil)}
 	for _, name := range routes.Names() {
 		spec := routes.Routes[name]
 		path := spec.Policy
@@ -199,38 +192,8 @@ func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes, logger *sl
 		if pol != nil {
 			ip.routes[name] = pol.Server(policy.Server{ID: id.ID, Label: id.Label, IdentityChecked: true})
 		}
-		sink, err := openAudit(e, pol, id, logger.With("route", name), f.state)
-		switch {
-		case err != nil && pol != nil && pol.Audit().Required:
-			ip.close()
-			return nil, exitWith(ExitRefused, withHint(fmt.Errorf("audit log: %w", err), "the host policy requires the audit log"))
-		case err != nil:
-			logger.Warn("audit log unavailable: callers' decisions are not recorded", "route", name, "err", err)
-		default:
-			ip.sinks[name] = sink
-		}
 	}
 	return ip, nil
-}
-
-// record writes a call the front door refused, which the gate never
-// sees. (A call it passes is audited by the gate, naming its caller.)
-func (ip *identityPolicy) record(ev httpgw.CallerEvent) {
-	sink := ip.sinks[ev.Route]
-	if sink == nil {
-		return
-	}
-	subject, issuer, client, jti := auditIdentity(ev.Who)
-	sink.record(audit.Event{Op: audit.OpCall, Outcome: audit.Refused, Tool: ev.Tool, Code: ev.Reason, Subject: subject, Issuer: issuer, Client: client, JTI: jti})
-}
-
-func (ip *identityPolicy) close() {
-	if ip == nil {
-		return
-	}
-	for _, s := range ip.sinks {
-		_ = s.close()
-	}
 }
 
 // policyWho is the caller as the policy sees it (nil for none).
