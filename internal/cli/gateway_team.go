@@ -132,7 +132,7 @@ func (tg *teamGateway) start(e *env, f gatewayFlags, routes *httpgw.Routes, logg
 			return nil, withHint(fmt.Errorf("auth: %w", err), "the gateway reads each issuer's metadata and keys at start")
 		}
 		tg.verifier = v
-		if tg.identites, err = newIdentityPolicy(e, f, routes); err != nil {
+		if tg.identites, err = newIdentityPolicy(e, f, routes, logger); err != nil {
 			return nil, err
 		}
 	}
@@ -176,7 +176,7 @@ type identityPolicy struct {
 	rates  *policy.SubjectRates
 }
 
-func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes) (*identityPolicy, error) {
+func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes, logger *slog.Logger) (*identityPolicy, error) {
 	ip := &identityPolicy{routes: map[string]*policy.ServerPolicy{}, rates: policy.NewSubjectRates(nil)}
 	for _, name := range routes.Names() {
 		spec := routes.Routes[name]
@@ -191,6 +191,16 @@ func newIdentityPolicy(e *env, f gatewayFlags, routes *httpgw.Routes) (*identity
 		id := spec.Identity()
 		if pol != nil {
 			ip.routes[name] = pol.Server(policy.Server{ID: id.ID, Label: id.Label, IdentityChecked: true})
+		}
+		if pol != nil && pol.Audit().Required {
+			// Each session's gate opens the log (and refuses calls when it
+			// cannot); a log that cannot be opened at all stops the
+			// gateway before it serves anyone.
+			w, err := openAuditWriter(e, pol, logger, f.state)
+			if err != nil {
+				return nil, exitWith(ExitRefused, withHint(fmt.Errorf("audit log: %w", err), "the host policy requires the audit log"))
+			}
+			_ = w.Close()
 		}
 	}
 	return ip, nil

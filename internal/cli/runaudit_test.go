@@ -2,13 +2,17 @@ package cli
 
 import (
 	"errors"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/httpgw"
 )
 
 // TestRequiredAuditRefusesCallsOnceBroken: when the policy requires the
@@ -226,5 +230,47 @@ func TestAuditGivenUpAtExitIsCounted(t *testing.T) {
 	}
 	if a.dropped.Load() != 3 {
 		t.Fatalf("dropped %d, want 3", a.dropped.Load())
+	}
+}
+
+// TestTeamGatewayRequiredAuditUnopenableRefusesToStart: a team gateway
+// whose host policy requires the audit log does not start when the log
+// cannot be opened at all (here $MCPSEAL_HOME is a regular file), rather
+// than start and refuse every call later.
+func TestTeamGatewayRequiredAuditUnopenableRefusesToStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	polPath := filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(polPath, []byte(`{"version": 1, "audit": {"required": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "home")
+	if err := os.WriteFile(home, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	routes, err := httpgw.ParseRoutes([]byte(`{"routes": {"docs": {"url": "https://docs.example.com/mcp"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string {
+		if k == "MCPSEAL_HOME" {
+			return home
+		}
+		return ""
+	}}
+	for _, required := range []bool{true, false} {
+		if !required {
+			if err := os.WriteFile(polPath, []byte(`{"version": 1, "audit": {"required": false}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := newIdentityPolicy(e, gatewayFlags{policy: polPath}, routes, slog.New(slog.DiscardHandler))
+		var ee *exitError
+		if required && (!errors.As(err, &ee) || ee.code != ExitRefused) {
+			t.Errorf("audit required, log unopenable: %v, want a refusal to start", err)
+		}
+		if !required && err != nil {
+			t.Errorf("audit not required: %v", err)
+		}
 	}
 }
