@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/pin"
 )
 
 // TestAttackAuditRefusalClearsAfterEventsWereLost: a caller (or a slow or
@@ -21,7 +22,7 @@ import (
 // anything else, and only then clears the refusal.
 func TestAttackAuditRefusalClearsAfterEventsWereLost(t *testing.T) {
 	lg := &flakyLog{down: true}
-	a := newAuditSink(lg, slog.New(slog.DiscardHandler), true)
+	a := newAuditSink(lg, pin.Identity{}, slog.New(slog.DiscardHandler), true)
 	h := a.hooks()
 	n := int64(0)
 	for range auditQueue + 1000 {

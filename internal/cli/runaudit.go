@@ -82,14 +82,13 @@ func openAudit(e *env, p *policy.Policy, id pin.Identity, log *slog.Logger, stat
 	if err != nil {
 		return nil, err
 	}
-	a := newAuditSink(lg, log, p != nil && p.Audit().Required)
-	a.id = id
-	return a, nil
+	return newAuditSink(lg, id, log, p != nil && p.Audit().Required), nil
 }
 
-// newAuditSink returns a sink writing to lg, its writer started.
-func newAuditSink(lg auditWriter, log *slog.Logger, required bool) *auditSink {
-	a := &auditSink{lg: lg, log: log, wake: make(chan struct{}, 1),
+// newAuditSink returns a sink writing server id's events to lg, its writer
+// started.
+func newAuditSink(lg auditWriter, id pin.Identity, log *slog.Logger, required bool) *auditSink {
+	a := &auditSink{lg: lg, id: id, log: log, wake: make(chan struct{}, 1),
 		full: make(chan struct{}, 1), closing: make(chan struct{}), required: required}
 	a.wg.Add(1)
 	go a.write()

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/httpgw"
+	"github.com/mcpseal/mcpseal/pin"
 )
 
 // TestRequiredAuditRefusesCallsOnceBroken: when the policy requires the
@@ -64,7 +65,7 @@ func (w *memWriter) Close() error { return nil }
 func TestAuditSinkWritesEveryEventInOrder(t *testing.T) {
 	t.Parallel()
 	w := &memWriter{}
-	a := newAuditSink(w, slog.New(slog.DiscardHandler), false)
+	a := newAuditSink(w, pin.Identity{}, slog.New(slog.DiscardHandler), false)
 	const n = 3*maxAuditBatch + 7
 	for i := range n {
 		a.record(audit.Event{Seq: int64(i)})
@@ -95,7 +96,7 @@ func TestAuditSinkWritesEveryEventInOrder(t *testing.T) {
 func TestAuditSinkDropsBeyondItsQueue(t *testing.T) {
 	t.Parallel()
 	w := &memWriter{block: make(chan struct{})}
-	a := newAuditSink(w, slog.New(slog.DiscardHandler), true)
+	a := newAuditSink(w, pin.Identity{}, slog.New(slog.DiscardHandler), true)
 	a.record(audit.Event{Seq: 0})
 	a.mu.Lock() // wait until the writer holds the first event
 	for len(a.queue) != 0 {
@@ -168,7 +169,7 @@ func (f *flakyLog) set(down bool) {
 func TestAuditOutageLosesNothing(t *testing.T) {
 	t.Parallel()
 	lg := &flakyLog{}
-	a := newAuditSink(lg, slog.New(slog.DiscardHandler), true)
+	a := newAuditSink(lg, pin.Identity{}, slog.New(slog.DiscardHandler), true)
 	h := a.hooks()
 	n := int64(0)
 	emit := func(k int) {
@@ -217,7 +218,7 @@ func TestAuditOutageLosesNothing(t *testing.T) {
 func TestAuditGivenUpAtExitIsCounted(t *testing.T) {
 	t.Parallel()
 	lg := &flakyLog{down: true}
-	a := newAuditSink(lg, slog.New(slog.DiscardHandler), true)
+	a := newAuditSink(lg, pin.Identity{}, slog.New(slog.DiscardHandler), true)
 	for range 3 {
 		a.record(audit.Event{Op: audit.OpCall, Outcome: audit.Allowed})
 	}
