@@ -18,7 +18,7 @@ const methodElicit = "elicitation/create"
 // decideCall applies a call verdict to the tools/call m, whose pending
 // entry is p: forward, refuse, ask the person, or decide later.
 func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
-	key := jsonrpc.IDKey(p.id)
+	key := p.key
 	switch v.Kind {
 	case Allow:
 		s.event(Event{Op: "call", Outcome: "allowed", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Size: len(p.frame), Request: key})
@@ -61,7 +61,7 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 func (s *Session) release1(key string, p *pendingRequest) {
 	delete(s.holds, key)
 	p.held = false
-	s.toServer(p.frame)
+	s.toServerAs(p.frame, jsonrpc.Message{Kind: jsonrpc.Request, ID: p.id}, p.key)
 }
 
 func (s *Session) refuseHeld(key string, p *pendingRequest, r Refusal) {
@@ -195,21 +195,21 @@ func (s *Session) expireHolds() {
 // checkResult applies the result hook to a tools/call result.
 func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte) {
 	if s.cfg.Hooks.Result == nil || p.call == nil {
-		s.toClient(frame)
+		s.toClientAs(frame, m, p.key)
 		return
 	}
 	v := s.cfg.Hooks.Result(*p.call, m.Result)
 	name := contract.SafeName(p.call.Tool.Name)
 	if v.Kind == Allow {
-		s.event(Event{Op: "result", Outcome: "allowed", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: jsonrpc.IDKey(p.id)})
-		s.toClient(frame)
+		s.event(Event{Op: "result", Outcome: "allowed", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: p.key})
+		s.toClientAs(frame, m, p.key)
 		return
 	}
 	r := v.Refusal
 	if r.Code == 0 {
 		r.Code = CodeRefused
 	}
-	s.event(Event{Op: "result", Outcome: "withheld", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: jsonrpc.IDKey(p.id)})
+	s.event(Event{Op: "result", Outcome: "withheld", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: p.key})
 	s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
 }
 

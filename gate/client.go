@@ -28,6 +28,7 @@ const (
 // A pendingRequest is a client request forwarded to the server.
 type pendingRequest struct {
 	id     []byte
+	key    string // jsonrpc.IDKey(id), its key in pending
 	method string
 	// handshake marks the initialize or server/discover that opens the
 	// session: its result is held for verification.
@@ -289,7 +290,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: args, ClientCapabilities: s.caps[profile]}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true
-				s.pending[jsonrpc.IDKey(m.ID)] = p
+				s.track(p)
 				s.decideCall(p, s.cfg.Hooks.Call(*p.call), 0)
 				return
 			}
@@ -400,7 +401,7 @@ func (s *Session) refuse(id []byte, reason, message string) {
 
 func (s *Session) forwardRequest(m jsonrpc.Message, frame []byte, p *pendingRequest) {
 	p.id = m.ID
-	s.pending[jsonrpc.IDKey(m.ID)] = p
+	s.track(p)
 	if p.kind != "" {
 		if result, ok := s.takePage(p, m.Params); ok {
 			p.frame = frame
@@ -408,7 +409,7 @@ func (s *Session) forwardRequest(m jsonrpc.Message, frame []byte, p *pendingRequ
 			return
 		}
 	}
-	s.toServer(frame)
+	s.toServerAs(frame, m, p.key)
 }
 
 // enqueue holds a client message until verification ends.

@@ -46,7 +46,7 @@ func (s *Session) Fail(from Side, frame []byte) []Out {
 			return
 		}
 		answered[k] = true
-		out = append(out, Out{ToClient, c.response(id)})
+		out = append(out, Out{To: ToClient, Frame: c.response(id)})
 	}
 	// waiting answers the id of each message of kind in frame (or in the
 	// batch frame is) that a client waits for.

@@ -73,6 +73,38 @@ func (s Side) String() string {
 type Out struct {
 	To    Side
 	Frame []byte
+	env   Envelope // what the gate read of Frame; Kind Invalid when it did not keep it
+}
+
+// Envelope is what a transport or an observer needs of an emitted frame to
+// route or measure it.
+type Envelope struct {
+	Kind  jsonrpc.Kind
+	ID    []byte // raw, aliasing the frame; nil when it has none
+	Key   string // jsonrpc.IDKey(ID)
+	Error []byte // a response's error member, raw; nil otherwise
+}
+
+func envelopeOf(m jsonrpc.Message, key string) Envelope {
+	return Envelope{Kind: m.Kind, ID: m.ID, Key: key, Error: m.Error}
+}
+
+// Envelope returns o's envelope: as the gate read the frame when it passes
+// a peer's frame on unchanged, else as jsonrpc.Peek reads it. It is false
+// only for a frame Peek refuses, which the gate never emits.
+func (o Out) Envelope() (Envelope, bool) {
+	if o.env.Kind != jsonrpc.Invalid {
+		return o.env, true
+	}
+	m, err := jsonrpc.Peek(o.Frame)
+	if err != nil {
+		return Envelope{}, false
+	}
+	var key string
+	if m.ID != nil {
+		key = jsonrpc.IDKey(m.ID)
+	}
+	return envelopeOf(m, key), true
 }
 
 // PinStore is what the gate needs of the pin store.
@@ -494,8 +526,25 @@ func (s *Session) flush() []Out {
 	return out
 }
 
-func (s *Session) toClient(frame []byte) { s.out = append(s.out, Out{ToClient, frame}) }
-func (s *Session) toServer(frame []byte) { s.out = append(s.out, Out{ToServer, frame}) }
+func (s *Session) toClient(frame []byte) { s.out = append(s.out, Out{To: ToClient, Frame: frame}) }
+func (s *Session) toServer(frame []byte) { s.out = append(s.out, Out{To: ToServer, Frame: frame}) }
+
+// toClientAs and toServerAs emit a peer's frame unchanged with what the
+// gate read of it (m, and key, IDKey(m.ID)), so that the transport and the
+// observer need not read it again.
+func (s *Session) toClientAs(frame []byte, m jsonrpc.Message, key string) {
+	s.out = append(s.out, Out{To: ToClient, Frame: frame, env: envelopeOf(m, key)})
+}
+
+func (s *Session) toServerAs(frame []byte, m jsonrpc.Message, key string) {
+	s.out = append(s.out, Out{To: ToServer, Frame: frame, env: envelopeOf(m, key)})
+}
+
+// track adds p to the requests waiting for an answer.
+func (s *Session) track(p *pendingRequest) {
+	p.key = jsonrpc.IDKey(p.id)
+	s.pending[p.key] = p
+}
 
 // close stops the session: every request waiting for an answer — held
 // handshake, forwarded, queued — gets c's error, and nothing more is

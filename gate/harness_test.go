@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -167,6 +168,7 @@ func (h *harness) pump(outs []gate.Out) []string {
 	for len(outs) > 0 {
 		o := outs[0]
 		outs = outs[1:]
+		checkEnvelope(h.t, o)
 		if o.To == gate.ToClient {
 			got = append(got, string(o.Frame))
 			h.toClient = append(h.toClient, o.Frame)
@@ -177,6 +179,25 @@ func (h *harness) pump(outs []gate.Out) []string {
 		}
 	}
 	return got
+}
+
+// checkEnvelope fails the test unless o's envelope is exactly what
+// jsonrpc.Peek reads of its frame: what the gate hands the transport with a
+// frame must never disagree with the frame.
+func checkEnvelope(t testing.TB, o gate.Out) {
+	t.Helper()
+	env, ok := o.Envelope()
+	m, err := jsonrpc.Peek(o.Frame)
+	if !ok || err != nil {
+		t.Fatalf("emitted frame %q: envelope %v, Peek %v", o.Frame, ok, err)
+	}
+	want := gate.Envelope{Kind: m.Kind, ID: m.ID, Error: m.Error}
+	if m.ID != nil {
+		want.Key = jsonrpc.IDKey(m.ID)
+	}
+	if env.Kind != want.Kind || !bytes.Equal(env.ID, want.ID) || (env.ID == nil) != (want.ID == nil) || env.Key != want.Key || !bytes.Equal(env.Error, want.Error) || (env.Error == nil) != (want.Error == nil) {
+		t.Fatalf("emitted frame %q: envelope %+v, the frame reads %+v", o.Frame, env, want)
+	}
 }
 
 // errorOf decodes a JSON-RPC error response; it fails the test if frame

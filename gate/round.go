@@ -182,7 +182,7 @@ func (s *Session) handshakeResult(p *pendingRequest, m jsonrpc.Message, frame []
 	hs, err := readHandshake(m.Result, !p.modern)
 	if err != nil {
 		s.phase = phaseIdle
-		s.pending[jsonrpc.IDKey(p.id)] = p // so that close answers it
+		s.track(p) // so that close answers it
 		s.closeUnreadableHandshake()
 		return
 	}

@@ -142,7 +142,7 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		if p.method == methodDiscover {
 			s.discoverRefused = refusesModern(m.Error)
 		}
-		s.toClient(frame)
+		s.toClientAs(frame, m, key)
 	case p.kind != "":
 		s.checkListing(p, m, frame)
 	case p.recheck:
@@ -150,7 +150,7 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 	case p.call != nil:
 		s.checkResult(p, m, frame)
 	default:
-		s.toClient(frame)
+		s.toClientAs(frame, m, key)
 	}
 }
 
@@ -160,7 +160,7 @@ func (s *Session) recheckHandshake(p *pendingRequest, m jsonrpc.Message, frame [
 	base := s.verified[p.profile]
 	hs, err := readHandshake(m.Result, p.method == methodInitialize)
 	if err != nil {
-		s.pending[jsonrpc.IDKey(p.id)] = p
+		s.track(p)
 		s.closeUnreadableHandshake()
 		return
 	}
@@ -207,7 +207,7 @@ func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 		err = errors.New("no verified contract for the profile")
 	}
 	if err != nil {
-		s.pending[jsonrpc.IDKey(p.id)] = p
+		s.track(p)
 		s.closeMalformedListing(p.kind, err)
 		return
 	}
@@ -217,12 +217,12 @@ func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 	for _, raw := range items {
 		d, err := contract.NewDefinition(p.kind, raw)
 		if err != nil {
-			s.pending[jsonrpc.IDKey(p.id)] = p
+			s.track(p)
 			s.closeInvalid(err)
 			return
 		}
 		if seen[d.Name] {
-			s.pending[jsonrpc.IDKey(p.id)] = p
+			s.track(p)
 			ed := s.errorData(ReasonDuplicateName)
 			ed.Changes = []ChangeRef{{Kind: string(p.kind), Name: contract.SafeName(d.Name), Labels: []string{"duplicate-name"}}}
 			s.close(s.newClosure(CodeUnverified, "mcpseal: server "+s.cfg.Identity.Label+" listed two definitions under one name", ed))
@@ -254,7 +254,7 @@ func (s *Session) checkListing(p *pendingRequest, m jsonrpc.Message, frame []byt
 // baseline that accepts it); otherwise the session is blocked and the
 // request got the block error.
 func (s *Session) midSessionDrift(p *pendingRequest, observed *contract.Contract) bool {
-	s.pending[jsonrpc.IDKey(p.id)] = p
+	s.track(p)
 	s.about = jsonrpc.IDKey(p.id)
 	defer func() { s.about = "" }()
 	if !s.observe(p.profile, observed, true) {

@@ -314,6 +314,7 @@ func (d *fuzzDriver) deliver(outs []gate.Out) {
 		if err != nil {
 			d.t.Fatalf("gate sent the %s an invalid frame %q: %v", o.To, o.Frame, err)
 		}
+		checkEnvelope(d.t, o)
 		// The gate's own ids: its requests to the server carry the
 		// session's prefix, its confirmations to the client ids of
 		// their own ("mcpseal-ask-" and 128 random bits).

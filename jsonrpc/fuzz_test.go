@@ -188,6 +188,20 @@ func FuzzPeek(f *testing.F) {
 	})
 }
 
+// FuzzIDKey: AppendIDKey appends exactly IDKey's key, for any input.
+func FuzzIDKey(f *testing.F) {
+	for _, id := range []string{`1`, `-1.5e3`, `"a"`, `"a\"b"`, `"\u00e9"`, `null`, ` 7 `, `"x`, `nul`, `1 2`, `{}`, ``} {
+		f.Add([]byte(id))
+	}
+	f.Fuzz(func(t *testing.T, id []byte) {
+		prefix := []byte("pre")
+		got := AppendIDKey(prefix, id)
+		if want := "pre" + IDKey(id); string(got) != want {
+			t.Fatalf("AppendIDKey(%q) = %q, IDKey gives %q", id, got, want)
+		}
+	})
+}
+
 func FuzzMembers(f *testing.F) {
 	vv := loadValueVectors(f)
 	for _, set := range [][]valueVector{vv.Members, vv.Elements, vv.Strings} {
@@ -215,6 +229,26 @@ func FuzzMembers(f *testing.F) {
 				if !aliases(in, m.Value) || !bytes.Equal(m.Value, want[m.Key]) {
 					t.Fatalf("member %q = %q, encoding/json sees %q", m.Key, m.Value, want[m.Key])
 				}
+			}
+		}
+
+		// Lookup agrees with Members: the same error or none, and each
+		// named member's value (nil when absent).
+		names := []string{"id", "name", "_meta", "a\"b"}
+		values := make([][]byte, len(names))
+		lerr := Lookup(in, names, values)
+		if (lerr == nil) != (err == nil) || lerr != nil && lerr.Error() != err.Error() {
+			t.Fatalf("Lookup: %v, Members: %v", lerr, err)
+		}
+		for i, n := range names {
+			var want []byte
+			for _, m := range ms {
+				if m.Key == n {
+					want = m.Value
+				}
+			}
+			if !bytes.Equal(values[i], want) || (values[i] == nil) != (want == nil) {
+				t.Fatalf("Lookup %s = %q, Members %q", n, values[i], want)
 			}
 		}
 

@@ -344,6 +344,37 @@ func decodeMethod(raw []byte) string {
 	return string(unescape(make([]byte, 0, len(body)), body))
 }
 
+// AppendIDKey appends IDKey(id) to dst, without allocating for a number,
+// null or a string without escapes: a map lookup by string(AppendIDKey(
+// buf[:0], id)) costs no allocation.
+func AppendIDKey(dst, id []byte) []byte {
+	i := skipSpace(id, 0)
+	if i >= len(id) {
+		return dst
+	}
+	switch c := id[i]; {
+	case c == '"':
+		end, escaped, err := scanString(id, i)
+		if err != nil || endOfInput(id, end) != nil {
+			return dst
+		}
+		dst = append(dst, "s:"...)
+		if escaped {
+			return unescape(dst, id[i+1:end-1])
+		}
+		return append(dst, id[i+1:end-1]...)
+	case c == 'n':
+		if end, err := scanLiteral(id, i, "null"); err == nil && endOfInput(id, end) == nil {
+			return append(dst, "null"...)
+		}
+	case c == '-' || isDigit(c):
+		if end, err := scanNumber(id, i); err == nil && endOfInput(id, end) == nil {
+			return append(append(dst, "n:"...), id[i:end]...)
+		}
+	}
+	return dst
+}
+
 // IDKey returns a correlation key for a raw id: "s:" and the decoded value
 // for a string, "n:" and the raw bytes for a number, "null" for null.
 // Numbers are compared as sent: 1 and 1.0 are different ids. It returns ""

@@ -85,6 +85,48 @@ func Members(obj []byte) ([]Member, error) {
 	return out, nil
 }
 
+// Lookup sets values[i] to the raw value of obj's top-level member
+// names[i], nil when it is absent. It checks what Members checks (valid
+// JSON, an object, no name twice, compared after decoding escapes) without
+// building the member list; on an error every value is nil. names should be few: they are compared one by
+// one with each member's.
+func Lookup(obj []byte, names []string, values [][]byte) error {
+	clear(values)
+	it, err := startObject(obj)
+	if err != nil {
+		return err
+	}
+	var (
+		seen   nameSet
+		dupErr error
+		m      rawMember
+	)
+	for {
+		ok, err := it.next(&m)
+		if err != nil {
+			clear(values)
+			return err
+		}
+		if !ok {
+			break
+		}
+		name := m.name(nil)
+		if !seen.add(name) && dupErr == nil {
+			dupErr = invalidErr("duplicate member name", m.off)
+		}
+		for i, n := range names {
+			if string(name) == n {
+				values[i] = m.value
+			}
+		}
+	}
+	if dupErr != nil {
+		clear(values)
+		return dupErr
+	}
+	return nil
+}
+
 // Elements returns the raw elements of a JSON array in order, each trimmed
 // and aliasing the input. Nested values are validated but not decoded.
 func Elements(arr []byte) ([][]byte, error) {

@@ -63,24 +63,31 @@ type Session struct {
 	shapes   map[shapeKey]*spanShape // see shape
 }
 
-// A request span's shape: its name and start options (kind and
-// attributes), the same for every request of one method and tool, built
-// once per session rather than on every call (issue 16: the options and
-// their attribute slices were a good part of what a traced call
-// allocates). At most maxShapes are kept; a session that calls more
-// distinct tools builds the rest per call.
+// A request span's shape: its name and attributes, the same for every
+// request of one method and tool, built once per session rather than on
+// every call (issue 16: the options and their attribute slices were a
+// good part of what a traced call allocates). At most maxShapes are kept;
+// a session that calls more distinct tools builds the rest per call.
+//
+// The attributes are set when the span ends, with its outcome, in one
+// SetAttributes: not as a start option, which the SDK copies into its
+// start config and then into the span, whose slice the outcome grows
+// again. No sampler sees the difference: OTEL_TRACES_SAMPLER selects only
+// the SDK's own samplers (trace.go), which decide on the trace id and the
+// parent alone, and mcpseal's span processor reads ended spans only.
 type shapeKey struct{ method, tool string }
 
 type spanShape struct {
-	name string
-	opts []trace.SpanStartOption // the request span's
+	name  string
+	attrs []attribute.KeyValue // method, session, tool, operation, protocol
+	ok    []attribute.KeyValue // attrs and the outcome ok
 }
 
 const maxShapes = 256
 
 // Options that never change, boxed once.
 var (
-	serverKind = trace.WithSpanKind(trace.SpanKindServer)
+	serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 	okOutcome  = []attribute.KeyValue{attribute.String(attrOutcome, "ok")}
 )
 
@@ -99,7 +106,7 @@ func (s *Session) shape(r *request) *spanShape {
 	if s.protocol != "" {
 		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
 	}
-	sh := &spanShape{name: name, opts: []trace.SpanStartOption{serverKind, trace.WithAttributes(attrs...)}}
+	sh := &spanShape{name: name, attrs: attrs[:len(attrs):len(attrs)], ok: append(attrs, okOutcome...)}
 	if len(s.shapes) < maxShapes {
 		if s.shapes == nil {
 			s.shapes = make(map[shapeKey]*spanShape)
@@ -118,6 +125,7 @@ type request struct {
 	serverErr  bool      // with an error (else mcpseal's error replaced a result)
 	ctx        context.Context
 	span       trace.Span
+	shape      *spanShape // the span's name and attributes
 	up         upstreamSpan // its round trip, once forwarded (traced and sampled only; see upstream.go)
 	confirm    trace.Span
 }
@@ -180,7 +188,8 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	}
 	if from == gate.ToServer {
 		if m.Kind == jsonrpc.Response {
-			r := s.pending[jsonrpc.IDKey(m.ID)]
+			var kb [64]byte
+			r := s.pending[string(jsonrpc.AppendIDKey(kb[:0], m.ID))]
 			if r == nil || r.upstream.IsZero() || r.fromServer {
 				return
 			}
@@ -230,7 +239,8 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	// The SDK stamps the span's start and end itself, within a few
 	// microseconds of now (a timestamp option is one allocation more).
 	sh := s.shape(r)
-	parent, opts := s.ctx, sh.opts
+	r.shape = sh
+	parent, opts := s.ctx, serverKind
 	if tp, ts, ok := s.clientContext(meta, hdr); ok {
 		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
 		opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: trace.SpanContextFromContext(s.ctx)}))
@@ -243,25 +253,22 @@ func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContext
 	return c
 }
 
+var factNames = []string{"name", "_meta"}
+
 // callFacts reads params.name and params._meta in one pass (nil and ""
 // when absent or unreadable).
 func callFacts(params []byte) (name string, meta []byte) {
 	if len(params) == 0 || params[0] != '{' {
 		return "", nil
 	}
-	ms, err := jsonrpc.Members(params)
-	if err != nil {
+	var v [2][]byte
+	if jsonrpc.Lookup(params, factNames, v[:]) != nil {
 		return "", nil
 	}
-	for _, m := range ms {
-		switch m.Key {
-		case "name":
-			name, _ = jsonrpc.DecodeString(m.Value)
-		case "_meta":
-			meta = m.Value
-		}
+	if v[0] != nil {
+		name, _ = jsonrpc.DecodeString(v[0])
 	}
-	return name, meta
+	return name, v[1]
 }
 
 // member returns the raw value of an object's member, nil when absent or
@@ -270,16 +277,11 @@ func member(obj []byte, key string) []byte {
 	if len(obj) == 0 || obj[0] != '{' {
 		return nil
 	}
-	ms, err := jsonrpc.Members(obj)
-	if err != nil {
+	var v [1][]byte
+	if jsonrpc.Lookup(obj, []string{key}, v[:]) != nil {
 		return nil
 	}
-	for _, m := range ms {
-		if m.Key == key {
-			return m.Value
-		}
-	}
-	return nil
+	return v[0]
 }
 
 func paramString(params []byte, key string) string {
@@ -303,13 +305,13 @@ func (s *Session) Emitted(out []gate.Out) {
 		return
 	}
 	for _, o := range out {
-		m, err := jsonrpc.Peek(o.Frame)
-		if err != nil || m.ID == nil {
+		m, ok := o.Envelope()
+		if !ok || m.ID == nil {
 			continue
 		}
 		switch {
 		case o.To == gate.ToServer && m.Kind == jsonrpc.Request:
-			r := s.pending[jsonrpc.IDKey(m.ID)]
+			r := s.pending[m.Key]
 			if r == nil || !r.upstream.IsZero() {
 				continue
 			}
@@ -324,29 +326,29 @@ func (s *Session) Emitted(out []gate.Out) {
 				}
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
-			key := jsonrpc.IDKey(m.ID)
-			r := s.pending[key]
+			r := s.pending[m.Key]
 			if r == nil {
 				continue
 			}
-			delete(s.pending, key)
-			s.finish(r, m, now)
+			delete(s.pending, m.Key)
+			s.finish(r, m.Error, now)
 		}
 	}
 }
 
-// finish records a request's answer.
-func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
+// finish records a request's answer, with its error member (nil for a
+// result).
+func (s *Session) finish(r *request, errMember []byte, now time.Time) {
 	outcome, code, status := "ok", "", 0
-	if m.Error != nil {
-		status = errorCode(m.Error)
+	if errMember != nil {
+		status = errorCode(errMember)
 		if r.serverErr {
 			outcome = "error"
 		} else {
 			// mcpseal's own answer (a refusal before forwarding, a timeout,
 			// a withheld result): its data.reason is one of its codes.
 			outcome = "refused"
-			code = s.t.m.codes.value(paramString(member(m.Error, "data"), "reason"))
+			code = s.t.m.codes.value(paramString(member(errMember, "data"), "reason"))
 			s.t.m.refusals.Inc(code)
 		}
 	}
@@ -359,12 +361,12 @@ func (s *Session) finish(r *request, m jsonrpc.Message, now time.Time) {
 		return
 	}
 	if outcome == "ok" {
-		r.span.SetAttributes(okOutcome...)
+		r.span.SetAttributes(r.shape.ok...)
 		s.endRequest(r, now)
 		return
 	}
-	attrs := []attribute.KeyValue{attribute.String(attrOutcome, outcome)}
-	if m.Error != nil {
+	attrs := append(r.shape.attrs, attribute.String(attrOutcome, outcome))
+	if errMember != nil {
 		attrs = append(attrs, attribute.String(attrStatus, strconv.Itoa(status)), attribute.String(attrErrorType, strconv.Itoa(status)))
 		r.span.SetStatus(codes.Error, "")
 	}
@@ -591,7 +593,7 @@ func (s *Session) Close() error {
 			r.confirm.End()
 		}
 		if r.span != nil {
-			r.span.SetAttributes(attribute.String(attrOutcome, "unanswered"))
+			r.span.SetAttributes(append(r.shape.attrs, attribute.String(attrOutcome, "unanswered"))...)
 			s.endRequest(r, now)
 		}
 		delete(s.pending, k)
