@@ -7,7 +7,6 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // spanBatcher is the span processor between the SDK's tracer and the
@@ -32,10 +31,6 @@ type spanBatcher struct {
 	spare   []endedSpan // the previous queue, emptied, reused
 	dropped int
 	stopped bool
-	// ups are the upstream spans of request spans being ended, by the
-	// request span's id: put by withUpstream just before the span's End,
-	// taken by OnEnd within it (see upstream.go).
-	ups map[trace.SpanID]upstreamSpan
 
 	exporting chan struct{} // holds a token during an export: one at a time, the loop's or a flush's
 	kick      chan struct{}
@@ -44,12 +39,14 @@ type spanBatcher struct {
 	once      sync.Once
 }
 
-// endedSpan is a queued span: an SDK span and, for a request span, the
-// upstream round trip the exporter writes as its child (up.id zero: none).
-// The two are queued, exported and dropped together.
+// endedSpan is a queued span: an SDK span, or mcpseal's request span
+// (req, reqspan.go) with the upstream round trip the exporter writes as
+// its child (up.id zero: none). The two are queued, exported and dropped
+// together.
 type endedSpan struct {
 	sdktrace.ReadOnlySpan
-	up upstreamSpan
+	req *reqSpan
+	up  upstreamSpan
 }
 
 func (e endedSpan) spans() int {
@@ -59,20 +56,25 @@ func (e endedSpan) spans() int {
 	return 1
 }
 
+// endRequest queues an ended request span (its end, attributes and
+// status set) with its upstream span, when it is recorded and sampled;
+// the batcher keeps rs until it is exported, so it must not change after.
+func (b *spanBatcher) endRequest(rs *reqSpan) {
+	if b == nil || !rs.record || !rs.sc.IsSampled() {
+		return
+	}
+	b.enqueue(endedSpan{req: rs, up: rs.up})
+}
+
 // endedExporter sends batches of ended spans (spanExporter).
 type endedExporter interface {
 	exportEnded(ctx context.Context, spans []endedSpan) error
 	Shutdown(ctx context.Context) error
 }
 
-// maxEnding bounds ups: an entry lives only while one span's End runs,
-// so it holds about as many as there are goroutines ending spans at once.
-const maxEnding = 1024
-
 func newSpanBatcher(exp endedExporter, handle func(error), timeout time.Duration, batch, max int) *spanBatcher {
 	b := &spanBatcher{exp: exp, timeout: timeout, batch: batch, max: max, handle: handle,
 		queue:     make([]endedSpan, 0, batch),
-		ups:       make(map[trace.SpanID]upstreamSpan),
 		exporting: make(chan struct{}, 1), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.loop()
 	return b
@@ -81,46 +83,18 @@ func newSpanBatcher(exp endedExporter, handle func(error), timeout time.Duration
 // OnStart implements sdktrace.SpanProcessor.
 func (b *spanBatcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// endWithUpstream ends the request span sp, queueing up as its child: a
-// sampled span's End calls OnEnd on this goroutine, which takes up. An
-// unsampled span (or a provider shut down, which calls no processor)
-// exports neither; a nil batcher only ends sp.
-func (b *spanBatcher) endWithUpstream(sp trace.Span, up upstreamSpan) {
-	sc := sp.SpanContext()
-	if b == nil || !up.id.IsValid() || !sc.IsSampled() {
-		sp.End()
-		return
-	}
-	id := sc.SpanID()
-	b.mu.Lock()
-	put := !b.stopped && len(b.ups) < maxEnding
-	if put {
-		b.ups[id] = up
-	} else {
-		b.dropped++ // the child; the parent goes its own way
-	}
-	b.mu.Unlock()
-	sp.End()
-	// OnEnd took up. An End that calls no processor leaves it: the
-	// provider is shutting down, and Shutdown clears ups after it stops
-	// the batcher (which then puts no more).
-}
-
-// OnEnd implements sdktrace.SpanProcessor: it queues a sampled span, with
-// its upstream span when it has one.
+// OnEnd implements sdktrace.SpanProcessor: it queues a sampled span.
 func (b *spanBatcher) OnEnd(s sdktrace.ReadOnlySpan) {
 	if !s.SpanContext().IsSampled() {
 		return
 	}
-	e := endedSpan{ReadOnlySpan: s}
+	b.enqueue(endedSpan{ReadOnlySpan: s})
+}
+
+// enqueue queues e, or drops and counts it when the queue is full or the
+// batcher stopped.
+func (b *spanBatcher) enqueue(e endedSpan) {
 	b.mu.Lock()
-	if len(b.ups) > 0 {
-		id := s.SpanContext().SpanID()
-		if up, ok := b.ups[id]; ok {
-			e.up = up
-			delete(b.ups, id)
-		}
-	}
 	if b.stopped || len(b.queue) >= b.max {
 		b.dropped += e.spans()
 		b.mu.Unlock()
@@ -207,7 +181,6 @@ func (b *spanBatcher) Shutdown(ctx context.Context) error {
 		}
 		b.mu.Lock()
 		b.stopped = true
-		clear(b.ups)
 		b.mu.Unlock()
 		if e := b.exp.Shutdown(ctx); err == nil {
 			err = e

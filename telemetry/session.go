@@ -85,11 +85,8 @@ type spanShape struct {
 
 const maxShapes = 256
 
-// Options that never change, boxed once.
-var (
-	serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
-	okOutcome  = []attribute.KeyValue{attribute.String(attrOutcome, "ok")}
-)
+// The outcome of most requests, built once.
+var okOutcome = []attribute.KeyValue{attribute.String(attrOutcome, "ok")}
 
 // shape returns the span shape of r, built at most once per session.
 func (s *Session) shape(r *request) *spanShape {
@@ -120,13 +117,11 @@ type request struct {
 	method     string // a methods label
 	tool       string // safe name, tools/call only
 	start      time.Time
-	upstream   time.Time // when it was forwarded; zero before
-	fromServer bool      // the server answered it
-	serverErr  bool      // with an error (else mcpseal's error replaced a result)
-	ctx        context.Context
-	span       trace.Span
+	upstream   time.Time  // when it was forwarded; zero before
+	fromServer bool       // the server answered it
+	serverErr  bool       // with an error (else mcpseal's error replaced a result)
+	span       reqSpan    // traced requests only (reqspan.go)
 	shape      *spanShape // the span's name and attributes
-	up         upstreamSpan // its round trip, once forwarded (traced and sampled only; see upstream.go)
 	confirm    trace.Span
 }
 
@@ -195,8 +190,8 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 			}
 			r.fromServer, r.serverErr = true, m.Error != nil
 			s.t.m.upstream.Observe(now.Sub(r.upstream).Seconds(), r.method)
-			if r.up.id.IsValid() {
-				r.up.end, r.up.err = now, m.Error != nil
+			if r.span.up.id.IsValid() {
+				r.span.up.end, r.span.up.err = now, m.Error != nil
 			}
 			if r.method == "initialize" && s.t.tracer != nil && m.Result != nil {
 				if v := paramString(m.Result, "protocolVersion"); isProtocolVersion(v) {
@@ -236,16 +231,14 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		r.tool = contract.SafeName(tool)
 		s.calls = append(s.calls, r)
 	}
-	// The SDK stamps the span's start and end itself, within a few
-	// microseconds of now (a timestamp option is one allocation more).
 	sh := s.shape(r)
 	r.shape = sh
-	parent, opts := s.ctx, serverKind
+	parent, link := s.ctx, trace.SpanContext{}
 	if tp, ts, ok := s.clientContext(meta, hdr); ok {
 		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
-		opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: trace.SpanContextFromContext(s.ctx)}))
+		link = trace.SpanContextFromContext(s.ctx)
 	}
-	r.ctx, r.span = s.t.tracer.Start(parent, sh.name, opts...)
+	r.span = s.t.startRequestSpan(parent, sh.name, link, now)
 }
 
 func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContextConfig {
@@ -317,13 +310,11 @@ func (s *Session) Emitted(out []gate.Out) {
 			}
 			r.upstream = now
 			s.t.m.gateLatency.Observe(now.Sub(r.start).Seconds(), r.method)
-			if r.span != nil {
-				// Not an SDK span: its id now, so that the transport can
-				// name it upstream (UpstreamSpanContext); the exporter
-				// writes it with its parent (upstream.go).
-				if sc := r.span.SpanContext(); sc.IsSampled() {
-					r.up = upstreamSpan{id: newSpanID(), method: r.method, start: now}
-				}
+			// Its id now, so that the transport can name it upstream
+			// (UpstreamSpanContext); the exporter writes it with its
+			// parent (upstream.go).
+			if r.span.sc.IsSampled() {
+				r.span.up = upstreamSpan{id: newSpanID(), method: r.method, start: now}
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
 			r := s.pending[m.Key]
@@ -357,33 +348,33 @@ func (s *Session) finish(r *request, errMember []byte, now time.Time) {
 	}
 	s.t.m.requests.Inc(r.method, outcome)
 	s.dropCall(r)
-	if r.span == nil {
+	if !r.span.traced() {
 		return
 	}
 	if outcome == "ok" {
-		r.span.SetAttributes(r.shape.ok...)
-		s.endRequest(r, now)
+		s.endRequest(r, r.shape.ok, now)
 		return
 	}
 	attrs := append(r.shape.attrs, attribute.String(attrOutcome, outcome))
 	if errMember != nil {
 		attrs = append(attrs, attribute.String(attrStatus, strconv.Itoa(status)), attribute.String(attrErrorType, strconv.Itoa(status)))
-		r.span.SetStatus(codes.Error, "")
+		r.span.err = true
 	}
 	if code != "" {
 		attrs = append(attrs, attribute.String(attrCode, code))
 	}
-	r.span.SetAttributes(attrs...)
-	s.endRequest(r, now)
+	s.endRequest(r, attrs, now)
 }
 
-// endRequest ends a request span with its upstream span, which ends now
-// if the server has not answered.
-func (s *Session) endRequest(r *request, now time.Time) {
-	if r.up.id.IsValid() && r.up.end.IsZero() {
-		r.up.end = now
+// endRequest ends a request span with attrs, and its upstream span,
+// which ends now if the server has not answered.
+func (s *Session) endRequest(r *request, attrs []attribute.KeyValue, now time.Time) {
+	rs := &r.span
+	if rs.up.id.IsValid() && rs.up.end.IsZero() {
+		rs.up.end = now
 	}
-	s.t.spans.endWithUpstream(r.span, r.up)
+	rs.attrs, rs.end = attrs, now
+	s.t.spans.endRequest(rs)
 }
 
 // errorCode reads error.code, bounded to an int32; 0 when unreadable.
@@ -433,10 +424,10 @@ func (s *Session) decide(ci gate.CallInfo, v gate.Verdict) gate.Verdict {
 	}
 	s.decided = r
 	s.mu.Unlock()
-	if v.Kind != gate.Later || v.Work == nil || r == nil || r.span == nil {
+	if v.Kind != gate.Later || v.Work == nil || r == nil || !r.span.traced() {
 		return v
 	}
-	work, ctx, tracer := v.Work, r.ctx, s.t.tracer
+	work, ctx, tracer := v.Work, r.span.context(), s.t.tracer
 	v.Work = func() gate.Verdict {
 		_, sp := tracer.Start(ctx, "mcpseal.preflight", trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attribute.String(attrTool, name)))
 		out := work()
@@ -466,8 +457,8 @@ func (s *Session) startVerify(r *request, now time.Time) {
 		return
 	}
 	ctx := s.ctx
-	if r != nil && r.ctx != nil {
-		ctx = r.ctx
+	if r != nil && r.span.traced() {
+		ctx = r.span.context()
 	}
 	_, s.verify = s.t.tracer.Start(ctx, "mcpseal.verify", trace.WithTimestamp(now))
 }
@@ -511,8 +502,8 @@ func (s *Session) event(e gate.Event) {
 		switch e.Outcome {
 		case "asked":
 			m.confirms.Inc("asked")
-			if r := s.decided; r != nil && r.span != nil && r.confirm == nil {
-				_, r.confirm = s.t.tracer.Start(r.ctx, "mcpseal.confirm", trace.WithAttributes(attribute.String(attrTool, r.tool)))
+			if r := s.decided; r != nil && r.span.traced() && r.confirm == nil {
+				_, r.confirm = s.t.tracer.Start(r.span.context(), "mcpseal.confirm", trace.WithAttributes(attribute.String(attrTool, r.tool)))
 				s.asking = append(s.asking, r)
 			}
 		default:
@@ -592,9 +583,8 @@ func (s *Session) Close() error {
 		if r.confirm != nil {
 			r.confirm.End()
 		}
-		if r.span != nil {
-			r.span.SetAttributes(append(r.shape.attrs, attribute.String(attrOutcome, "unanswered"))...)
-			s.endRequest(r, now)
+		if r.span.traced() {
+			s.endRequest(r, append(r.shape.attrs, attribute.String(attrOutcome, "unanswered")), now)
 		}
 		delete(s.pending, k)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -33,7 +34,7 @@ import (
 // for any other caller all the same.
 type spanExporter struct {
 	c   *otlp.Client
-	lim upstreamAttrs // the SDK's span limits, for the upstream spans
+	own spanOrigin // the provider's resource, scope and limits, for mcpseal's own spans
 
 	mu      sync.Mutex // guards buf
 	buf     []byte
@@ -65,7 +66,7 @@ func (e *spanExporter) exportEnded(ctx context.Context, spans []endedSpan) error
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.buf = appendTraceRequest(e.buf[:0], spans, e.lim)
+	e.buf = appendTraceRequest(e.buf[:0], spans, e.own)
 	_, err := e.c.Export(ctx, e.buf)
 	if cap(e.buf) > maxKeptBuffer {
 		e.buf = nil
@@ -90,15 +91,23 @@ type spanGroup struct {
 
 // appendTraceRequest appends the ExportTraceServiceRequest of spans to b:
 // spans grouped by resource, then by instrumentation scope, in the order
-// they first appear (mcpseal has one of each), each upstream span right
-// before its parent, in its group.
-func appendTraceRequest(b []byte, spans []endedSpan, lim upstreamAttrs) []byte {
+// they first appear (mcpseal has one of each; its own request spans have
+// own's), each upstream span right before its parent, in its group.
+func appendTraceRequest(b []byte, spans []endedSpan, own spanOrigin) []byte {
 	var groups []spanGroup
 	for _, sd := range spans {
-		if sd.ReadOnlySpan == nil {
+		var (
+			res   *resource.Resource
+			scope instrumentation.Scope
+		)
+		switch {
+		case sd.req != nil:
+			res, scope = own.res, own.scope
+		case sd.ReadOnlySpan != nil:
+			res, scope = sd.Resource(), sd.InstrumentationScope()
+		default:
 			continue
 		}
-		res, scope := sd.Resource(), sd.InstrumentationScope()
 		i := 0
 		for ; i < len(groups); i++ {
 			if sameResource(groups[i].res, res) && groups[i].scope == scope {
@@ -122,7 +131,7 @@ func appendTraceRequest(b []byte, spans []endedSpan, lim upstreamAttrs) []byte {
 		}
 		j := i
 		for ; j < len(groups) && sameResource(groups[j].res, res); j++ {
-			b = appendScopeSpans(b, groups[j], lim)
+			b = appendScopeSpans(b, groups[j], own.limits)
 		}
 		if res != nil {
 			b = appendString(b, 3, res.SchemaURL()) // ResourceSpans.schema_url
@@ -140,7 +149,7 @@ func sameResource(a, b *resource.Resource) bool {
 	return a == b || a.Equivalent() == b.Equivalent()
 }
 
-func appendScopeSpans(b []byte, g spanGroup, lim upstreamAttrs) []byte {
+func appendScopeSpans(b []byte, g spanGroup, lim sdktrace.SpanLimits) []byte {
 	ss := beginMessage(&b, 2) // ResourceSpans.scope_spans
 	if g.scope != (instrumentation.Scope{}) {
 		sc := beginMessage(&b, 1) // ScopeSpans.scope
@@ -152,8 +161,15 @@ func appendScopeSpans(b []byte, g spanGroup, lim upstreamAttrs) []byte {
 		endMessage(&b, sc)
 	}
 	for _, sd := range g.spans {
+		if sd.req != nil {
+			if sd.up.id.IsValid() {
+				b = appendUpstreamSpan(b, sd.req.sc, sd.up, lim, sd.req.start)
+			}
+			b = appendRequestSpan(b, sd.req, lim)
+			continue
+		}
 		if sd.up.id.IsValid() {
-			b = appendUpstreamSpan(b, sd.ReadOnlySpan, sd.up, lim)
+			b = appendUpstreamSpan(b, sd.SpanContext(), sd.up, lim, time.Time{})
 		}
 		b = appendSpan(b, sd.ReadOnlySpan)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -79,7 +80,10 @@ func decodeRequest(t testing.TB, b []byte) []*tracepb.ResourceSpans {
 	return out
 }
 
-var noLimits = upstreamAttrs{count: -1, length: -1}
+// noLimits is an origin of spans without limits (and without a resource
+// or scope: for SDK spans, which carry their own).
+var noLimits = spanOrigin{limits: sdktrace.SpanLimits{AttributeCountLimit: -1, AttributeValueLengthLimit: -1, LinkCountLimit: -1,
+	EventCountLimit: -1, AttributePerLinkCountLimit: -1, AttributePerEventCountLimit: -1, AttributeValueDepthLimit: -1}}
 
 // ended is spans as the batcher queues them, none with an upstream span.
 func ended(spans []sdktrace.ReadOnlySpan) []endedSpan {
@@ -109,7 +113,7 @@ func assertSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan) {
 // (request spans with upstream spans) decodes to exactly what the
 // OpenTelemetry exporter sends for spans (the same, the upstream spans
 // SDK spans, each right before its parent).
-func assertEndedSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan, ours []endedSpan, lim upstreamAttrs) {
+func assertEndedSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan, ours []endedSpan, lim spanOrigin) {
 	t.Helper()
 	want := reference(t, spans)
 	got := decodeRequest(t, appendTraceRequest(nil, ours, lim))
@@ -205,48 +209,55 @@ func TestSpanEncodingMatchesOTLPExporter(t *testing.T) {
 		t.Fatalf("no spans encode as %d bytes", len(b))
 	}
 
-	// The upstream spans mcpseal writes from a request's record are what
-	// the exporter sends for SDK child spans of the same data: under a
-	// local parent, under a remote one with trace state and other flags,
-	// with an error, under each attribute limit the SDK reads from
-	// OTEL_SPAN_ATTRIBUTE_*.
-	for _, lim := range []upstreamAttrs{noLimits, {count: 0, length: -1}, {count: 1, length: 4}, {count: -1, length: 0}} {
+	// The request spans and upstream spans mcpseal records itself are
+	// what the exporter sends for SDK spans of the same data: under a
+	// local parent, under a remote one with trace state and other flags
+	// and a link, with an error, under each attribute and link limit the
+	// SDK reads from OTEL_SPAN_*.
+	for _, l := range []struct{ count, length, links int }{{-1, -1, -1}, {0, -1, 0}, {1, 4, 1}, {-1, 0, -1}, {3, 8, -1}, {128, -1, 128}} {
 		limits := sdktrace.NewSpanLimits()
-		limits.AttributeCountLimit, limits.AttributeValueLengthLimit = lim.count, lim.length
-		sdkSpans, ours := requestsWithUpstream(t, limits)
-		assertEndedSameAsReference(t, sdkSpans, ours, lim)
+		limits.AttributeCountLimit, limits.AttributeValueLengthLimit, limits.LinkCountLimit = l.count, l.length, l.links
+		sdkSpans, ours, origin := requestsWithUpstream(t, limits)
+		assertEndedSameAsReference(t, sdkSpans, ours, origin)
 	}
 }
 
 // requestsWithUpstream ends request spans, each with an SDK child span for
 // its round trip, and returns them as the OTLP exporter gets them (each
-// child before its parent) and as mcpseal's batcher queues them (the
-// child's data as an upstreamSpan of the parent).
-func requestsWithUpstream(t testing.TB, limits sdktrace.SpanLimits) (sdkSpans []sdktrace.ReadOnlySpan, ours []endedSpan) {
+// child before its parent) and as mcpseal records and queues them (a
+// reqSpan of the same data, with the child's as its upstreamSpan), and
+// the origin the exporter writes mcpseal's with.
+func requestsWithUpstream(t testing.TB, limits sdktrace.SpanLimits) (sdkSpans []sdktrace.ReadOnlySpan, ours []endedSpan, origin spanOrigin) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithRawSpanLimits(limits),
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "mcpseal"))))
-	tr := tp.Tracer("github.com/mcpseal/mcpseal/telemetry")
+	res := resource.NewSchemaless(attribute.String("service.name", "mcpseal"))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithRawSpanLimits(limits), sdktrace.WithResource(res))
+	tr := tp.Tracer(tracerName)
+	origin = spanOrigin{res: res, scope: instrumentation.Scope{Name: tracerName}, limits: limits}
 	ts, err := trace.ParseTraceState("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")
 	if err != nil {
 		t.Fatal(err)
 	}
 	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9, 8, 7}, SpanID: trace.SpanID{6, 5}, TraceFlags: 0x03, Remote: true}).WithTraceState(ts)
+	session := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1, 2}, SpanID: trace.SpanID{3, 4}, TraceFlags: trace.FlagsSampled})
 	t0 := time.Unix(1_700_000_000, 999)
-	var ups []upstreamSpan
+	var reqs []*reqSpan
 	for i, c := range []struct {
 		parent context.Context
+		link   trace.SpanContext
 		method string
 		err    bool
 	}{
-		{context.Background(), "tools/call", false},
-		{trace.ContextWithRemoteSpanContext(context.Background(), remote), "tools/call", true},
-		{context.Background(), "resources/read", true},
+		{trace.ContextWithSpanContext(context.Background(), session), trace.SpanContext{}, "tools/call", false},
+		{trace.ContextWithRemoteSpanContext(context.Background(), remote), session, "tools/call", true},
+		{context.Background(), trace.SpanContext{}, "resources/read", true},
 	} {
 		start := t0.Add(time.Duration(i) * time.Second)
-		ctx, req := tr.Start(c.parent, "tools/call echo", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start),
-			trace.WithAttributes(attribute.String(attrMethod, c.method)))
+		opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start)}
+		if c.link.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: c.link}))
+		}
+		ctx, req := tr.Start(c.parent, "tools/call echo", opts...)
 		_, up := tr.Start(ctx, upstreamName, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start.Add(time.Millisecond)),
 			trace.WithAttributes(attribute.String(attrMethod, c.method)))
 		if c.err {
@@ -254,18 +265,29 @@ func requestsWithUpstream(t testing.TB, limits sdktrace.SpanLimits) (sdkSpans []
 		}
 		end := start.Add(time.Duration(300+i) * time.Millisecond)
 		up.End(trace.WithTimestamp(end))
-		ups = append(ups, upstreamSpan{id: up.SpanContext().SpanID(), method: c.method, start: start.Add(time.Millisecond), end: end, err: c.err})
-		req.SetAttributes(okOutcome...)
-		req.End(trace.WithTimestamp(end.Add(time.Millisecond)))
+		attrs := []attribute.KeyValue{attribute.String(attrMethod, c.method), attribute.String(attrSession, "0123456789abcdef"),
+			attribute.String(attrTool, "echo"), attribute.String(attrOperation, "execute_tool"), attribute.String(attrOutcome, "ok")}
+		if c.err {
+			attrs = append(attrs, attribute.String(attrStatus, "-32603"))
+			req.SetStatus(codes.Error, "")
+		}
+		req.SetAttributes(attrs...)
+		reqEnd := end.Add(time.Millisecond)
+		req.End(trace.WithTimestamp(reqEnd))
+		reqs = append(reqs, &reqSpan{
+			sc: req.SpanContext(), parent: trace.SpanContextFromContext(c.parent), record: true, name: "tools/call echo",
+			start: start, end: reqEnd, link: c.link, attrs: attrs, err: c.err,
+			up: upstreamSpan{id: up.SpanContext().SpanID(), method: c.method, start: start.Add(time.Millisecond), end: end, err: c.err},
+		})
 	}
 	sdkSpans = rec.Ended()
 	if len(sdkSpans) != 6 {
 		t.Fatalf("%d spans", len(sdkSpans))
 	}
-	for i := 1; i < len(sdkSpans); i += 2 {
-		ours = append(ours, endedSpan{ReadOnlySpan: sdkSpans[i], up: ups[i/2]})
+	for _, rs := range reqs {
+		ours = append(ours, endedSpan{req: rs, up: rs.up})
 	}
-	return sdkSpans, ours
+	return sdkSpans, ours, origin
 }
 
 // TestSpanExporterReusesItsBuffer: a batch is encoded in the buffer the
@@ -342,6 +364,9 @@ func FuzzSpanEncoding(f *testing.F) {
 			if !proto.Equal(got, want) {
 				t.Fatalf("upstream span differs:\n got %v\nwant %v", got, want)
 			}
+			if key != "" && isASCII(value) {
+				checkRequestSpan(t, name, key, value, state, n)
+			}
 			return
 		}
 		got := decodeRequest(t, appendTraceRequest(nil, ended(spans), noLimits))
@@ -349,6 +374,52 @@ func FuzzSpanEncoding(f *testing.F) {
 			t.Fatalf("invalid UTF-8 was not replaced: %v", got)
 		}
 	})
+}
+
+// checkRequestSpan: a request span mcpseal records itself, with fuzzed
+// name, attribute, parent trace state, status and limits, encodes as the
+// OpenTelemetry exporter sends an SDK span of the same data. (mcpseal's
+// attribute values are ASCII: safe names, labels, codes.)
+func checkRequestSpan(t *testing.T, name, key, value, state string, n int) {
+	t.Helper()
+	limits := sdktrace.NewSpanLimits()
+	limits.AttributeCountLimit = n%4 - 1
+	limits.AttributeValueLengthLimit = n%7 - 1
+	limits.LinkCountLimit = n%3 - 1
+	rec := tracetest.NewSpanRecorder()
+	res := resource.NewSchemaless(attribute.String("service.name", "mcpseal"))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithRawSpanLimits(limits), sdktrace.WithResource(res))
+	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, Remote: n%2 == 0})
+	if ts, err := trace.ParseTraceState(state); err == nil {
+		parent = parent.WithTraceState(ts)
+	}
+	var link trace.SpanContext
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(time.Unix(0, int64(n)))}
+	if n%5 == 0 {
+		link = trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{3}, SpanID: trace.SpanID{4}, TraceFlags: trace.TraceFlags(n)})
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
+	}
+	_, sp := tp.Tracer(tracerName).Start(trace.ContextWithSpanContext(context.Background(), parent), name, opts...)
+	attrs := []attribute.KeyValue{attribute.String(attrMethod, "tools/call"), attribute.String(key+"x", value), attribute.String(attrOutcome, value)}
+	sp.SetAttributes(attrs...)
+	if n%2 == 1 {
+		sp.SetStatus(codes.Error, "")
+	}
+	end := time.Unix(0, int64(n)).Add(time.Duration(n%9000) * time.Microsecond)
+	sp.End(trace.WithTimestamp(end))
+	rs := &reqSpan{sc: sp.SpanContext(), parent: parent, record: true, name: name, start: time.Unix(0, int64(n)), end: end,
+		link: link, attrs: attrs, err: n%2 == 1}
+	origin := spanOrigin{res: res, scope: instrumentation.Scope{Name: tracerName}, limits: limits}
+	assertEndedSameAsReference(t, rec.Ended(), []endedSpan{{req: rs}}, origin)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // TestExporterShutdownDuringStalledExport: a collector that takes the

@@ -75,7 +75,8 @@ type Telemetry struct {
 	m       *metrics
 	tp      *sdktrace.TracerProvider
 	tracer  trace.Tracer
-	spans   *spanBatcher // the tracer provider's span processor
+	sampler sdktrace.Sampler // the provider's, for request spans (reqspan.go)
+	spans   *spanBatcher     // the tracer provider's span processor
 	srv     *http.Server
 	addr    net.Addr
 	log     *slog.Logger

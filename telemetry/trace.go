@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -99,6 +100,9 @@ func signalConfig(cfg Config, signal string) (*tracing, error) {
 	return &tracing{signal: signal, protocol: proto, endpoint: u}, nil
 }
 
+// tracerName is the instrumentation scope of mcpseal's spans.
+const tracerName = "github.com/mcpseal/mcpseal/telemetry"
+
 func (t *Telemetry) startTraces(tc *tracing) error {
 	c, err := newOTLPClient(tc, t.getenv)
 	if err != nil {
@@ -107,25 +111,31 @@ func (t *Telemetry) startTraces(tc *tracing) error {
 	// Spans go to the collector through spanExporter (package
 	// internal/otlp: OTLP/HTTP or OTLP/gRPC on net/http). A failure drops
 	// that batch (spans are observations, never the audit record).
-	exp := &spanExporter{c: c, lim: spanLimits()}
+	// Unset, a client's unsampled traceparent does not switch off the
+	// gate's own trace of what it did with that client's requests.
+	sampler, err := samplerFromEnv(t.getenv)
+	if err != nil {
+		c.Close()
+		return err
+	}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", t.service)))
 	if err != nil {
 		res = resource.NewSchemaless(attribute.String("service.name", t.service))
 	}
+	// The provider's limits are the SDK's, from OTEL_SPAN_* as it reads
+	// them; mcpseal's own spans (reqspan.go) are bounded by the same.
+	own := spanOrigin{res: res, scope: instrumentation.Scope{Name: tracerName}, limits: sdktrace.NewSpanLimits()}
+	exp := &spanExporter{c: c, own: own}
 	t.spans = newSpanBatcher(exp, otel.Handle, spanBatchTimeout, spanBatch, spanQueue)
-	opts := []sdktrace.TracerProviderOption{
+	t.sampler = sampler
+	t.tp = sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
 		sdktrace.WithSpanProcessor(t.spans),
-		sdktrace.WithIDGenerator(randomIDs{}), // the upstream spans' ids come from it too
-	}
-	if envSampler := t.getenv("OTEL_TRACES_SAMPLER"); envSampler == "" {
-		// A client's unsampled traceparent does not switch off the gate's
-		// own trace of what it did with that client's requests.
-		opts = append(opts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample(),
-			sdktrace.WithRemoteParentNotSampled(sdktrace.AlwaysSample()))))
-	}
-	t.tp = sdktrace.NewTracerProvider(opts...)
-	t.tracer = t.tp.Tracer("github.com/mcpseal/mcpseal/telemetry")
+		sdktrace.WithIDGenerator(randomIDs{}), // the request and upstream spans' ids come from it too
+		sdktrace.WithSampler(sampler),
+		sdktrace.WithRawSpanLimits(own.limits),
+	)
+	t.tracer = t.tp.Tracer(tracerName)
 	otel.SetErrorHandler(t.exportErr)
 	return nil
 }

@@ -391,22 +391,30 @@ func TestUpstreamSpanQueuedAndDroppedWithItsParent(t *testing.T) {
 	fe, h := &fakeExporter{}, &handled{}
 	b := newSpanBatcher(fe, h.handle, time.Hour, 8, 2)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b), sdktrace.WithIDGenerator(randomIDs{}))
-	tr := tp.Tracer("t")
+	sampler, err := samplerFromEnv(func(string) string { return "parentbased_always_on" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := &Telemetry{sampler: sampler}
+	end := func(rs reqSpan) {
+		rs.end = time.Now()
+		rs.up = upstreamSpan{id: newSpanID(), method: "tools/call", start: rs.start, end: rs.end}
+		b.endRequest(&rs)
+	}
 	for i := 0; i < 3; i++ {
-		_, sp := tr.Start(context.Background(), "tools/call echo")
-		b.endWithUpstream(sp, upstreamSpan{id: newSpanID(), method: "tools/call", start: time.Now(), end: time.Now()})
+		end(tel.startRequestSpan(context.Background(), "tools/call echo", trace.SpanContext{}, time.Now()))
 	}
-	_, unsampled := tr.Start(trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, Remote: true})), "tools/call echo")
-	if unsampled.SpanContext().IsSampled() {
-		t.Fatal("the default sampler sampled a child of an unsampled parent")
+	unsampled := tel.startRequestSpan(trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, Remote: true})), "tools/call echo", trace.SpanContext{}, time.Now())
+	if unsampled.sc.IsSampled() || !unsampled.traced() {
+		t.Fatal("a parent-based sampler sampled a child of an unsampled parent")
 	}
-	b.endWithUpstream(unsampled, upstreamSpan{id: newSpanID()})
+	end(unsampled)
 	b.mu.Lock()
-	queued, dropped, left := len(b.queue), b.dropped, len(b.ups)
+	queued, dropped := len(b.queue), b.dropped
 	b.mu.Unlock()
-	if queued != 2 || dropped != 2 || left != 0 {
-		t.Fatalf("queued %d (bound 2), dropped %d spans (want the third pair), %d upstream spans left behind", queued, dropped, left)
+	if queued != 2 || dropped != 2 {
+		t.Fatalf("queued %d (bound 2), dropped %d spans (want the third pair)", queued, dropped)
 	}
 	if err := tp.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)

@@ -100,28 +100,20 @@ func (s *Session) UpstreamSpanContext(id []byte) (sc trace.SpanContext, ok bool)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.pending[jsonrpc.IDKey(id)]
-	if r == nil || r.span == nil || !r.up.id.IsValid() {
+	if r == nil || !r.span.up.id.IsValid() {
 		return trace.SpanContext{}, false
 	}
-	return r.span.SpanContext().WithSpanID(r.up.id).WithRemote(false), true
-}
-
-// upstreamAttrs bounds the upstream span's one attribute as the SDK's span
-// limits (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT, ..._VALUE_LENGTH_LIMIT) would.
-type upstreamAttrs struct {
-	count, length int // < 0: no limit
-}
-
-func spanLimits() upstreamAttrs {
-	l := sdktrace.NewSpanLimits()
-	return upstreamAttrs{count: l.AttributeCountLimit, length: l.AttributeValueLengthLimit}
+	return r.span.sc.WithSpanID(r.span.up.id).WithRemote(false), true
 }
 
 // appendUpstreamSpan appends ScopeSpans.spans (field 2): up as the child
-// of parent.
-func appendUpstreamSpan(b []byte, parent sdktrace.ReadOnlySpan, up upstreamSpan, lim upstreamAttrs) []byte {
+// of the span psc, its one attribute bounded as the SDK's span limits
+// (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT, ..._VALUE_LENGTH_LIMIT) would. Its
+// times are anchor's wall clock plus their monotonic distance from it
+// (the parent's start, so that the child lies within its parent even when
+// the wall clock is slewed), or their own wall clock with a zero anchor.
+func appendUpstreamSpan(b []byte, psc trace.SpanContext, up upstreamSpan, lim sdktrace.SpanLimits, anchor time.Time) []byte {
 	sp := beginMessage(&b, 2)
-	psc := parent.SpanContext()
 	tid, psid := psc.TraceID(), psc.SpanID()
 	b = appendBytes(b, 1, tid[:])
 	b = appendBytes(b, 2, up.id[:])
@@ -132,16 +124,19 @@ func appendUpstreamSpan(b []byte, parent sdktrace.ReadOnlySpan, up upstreamSpan,
 	b = appendString(b, 5, upstreamName)
 	b = appendVarint(b, 6, uint64(spanKind(trace.SpanKindClient)))
 	start := up.start.UnixNano()
+	if !anchor.IsZero() {
+		start = anchor.UnixNano() + int64(max(0, up.start.Sub(anchor)))
+	}
 	b = appendFixed64(b, 7, unixNano(start))
 	// The end as the SDK stamps it: the start plus the monotonic duration.
 	b = appendFixed64(b, 8, unixNano(start+int64(max(0, up.end.Sub(up.start)))))
 	dropped := 0
-	if lim.count == 0 {
+	if lim.AttributeCountLimit == 0 {
 		dropped = 1
 	} else {
 		method := up.method
-		if lim.length >= 0 && len(method) > lim.length {
-			method = method[:lim.length] // a methods label is ASCII
+		if n := lim.AttributeValueLengthLimit; n >= 0 && len(method) > n {
+			method = method[:n] // a methods label is ASCII
 		}
 		b = appendKeyValue(b, 9, attribute.String(attrMethod, method))
 	}
