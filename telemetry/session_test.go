@@ -18,7 +18,16 @@ func BenchmarkTracedToolCall(b *testing.B) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer col.Close()
-	tel, err := Start(Config{OTLPEndpoint: col.URL, MetricsListen: "127.0.0.1:0", Getenv: func(string) string { return "" }})
+	benchToolCall(b, Config{OTLPEndpoint: col.URL, MetricsListen: "127.0.0.1:0", Getenv: func(string) string { return "" }})
+}
+
+// BenchmarkMeteredToolCall is what metrics alone add to one tools/call.
+func BenchmarkMeteredToolCall(b *testing.B) {
+	benchToolCall(b, Config{MetricsListen: "127.0.0.1:0", Getenv: func(string) string { return "" }})
+}
+
+func benchToolCall(b *testing.B, cfg Config) {
+	tel, err := Start(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
