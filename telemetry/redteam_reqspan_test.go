@@ -1,0 +1,216 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/mcpseal/mcpseal/gate"
+)
+
+// refusalFrame is the gate's answer to a request it refuses with reason
+// (admitRequest's, for instance): the client's id, CodeRefused, the
+// reason in data.
+func refusalFrame(id int, reason string) string {
+	return errorFrame(id, gate.CodeRefused, reason)
+}
+
+// TestRedTeamRepeatedIDRefusalEndsTheFirstCallsSpan: a client sends a
+// tools/call with id 1, then, while the server still has it, another
+// request under the same id. The gate refuses the repeat (admitRequest:
+// id-collision) with an error carrying id 1; the first call is still in
+// flight and the server answers it normally afterwards. The observer
+// keys requests by id only: Took ignores the repeat (already pending),
+// and Emitted takes the repeat's refusal for the first call's answer. The
+// first call's span ends early with outcome refused and code
+// id-collision (and the requests/refusals meters count it so), and the
+// server's real answer finds nothing: a client can falsify the outcome
+// and the duration of its earlier calls, here within one session. The
+// first call's span should end with the server's answer, outcome ok.
+func TestRedTeamRepeatedIDRefusalEndsTheFirstCallsSpan(t *testing.T) {
+	t.Parallel()
+	spans := tracedSession(t, func(s *Session) {
+		took(t, s, callFrame(1, "echo", ""))
+		forwarded(s, callFrame(1, "echo", ""))
+		// The repeat: the gate answers it at once, never forwarding it.
+		took(t, s, callFrame(1, "echo", ""))
+		delivered(s, refusalFrame(1, gate.ReasonIDCollision))
+		// The server answers the first call.
+		answered(t, s, resultFrame(1))
+		delivered(s, resultFrame(1))
+	})
+	var calls []*tracepb.Span
+	for _, sp := range spans {
+		if sp.Name == "tools/call echo" {
+			calls = append(calls, sp)
+		}
+	}
+	if len(calls) != 1 {
+		t.Fatalf("%d tools/call spans, want the first call's", len(calls))
+	}
+	if got := attrsOf(calls[0]); got != callAttrs+"mcpseal.outcome=ok" {
+		t.Errorf("the first call, answered by the server with a result, was recorded as %q (its span ended at the refusal of a later request with its id)", got)
+	}
+}
+
+// TestRedTeamCancelledRequestsBlindTheSession: the gate gives up a
+// forwarded request the transport can no longer answer (gate.Session.
+// Cancel: the caller's token expired, its request timed out): it tells the
+// server notifications/cancelled and forgets the request; nothing is ever
+// emitted to the client under its id. The observer is not told, so the
+// request stays in its pending map until the session closes. A client
+// that lets maxTracked (4096) requests time out in a long session (the
+// gateway's sessions are shared and long) fills the map: every later
+// request is untracked, with no span and no request meters, for the rest
+// of the session. A cancelled request should end (as unanswered or
+// refused) and leave the map.
+func TestRedTeamCancelledRequestsBlindTheSession(t *testing.T) {
+	t.Parallel()
+	tel, err := Start(Config{MetricsListen: "127.0.0.1:0", Getenv: envOf(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Close()
+	s := tel.Session("srv", "label")
+	defer s.Close()
+	for id := 1; id <= maxTracked; id++ {
+		f := callFrame(id, "echo", "")
+		took(t, s, f)
+		forwarded(s, f)
+		// What Cancel emits: the server is told, the client gets nothing.
+		s.Emitted([]gate.Out{{To: gate.ToServer, Frame: []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(id) + `,"reason":"mcpseal: token-expired"}}`)}})
+	}
+	before := tel.m.untracked.series.get(labels{}, newUint).Load()
+	f := callFrame(maxTracked+1, "echo", "")
+	took(t, s, f)
+	if after := tel.m.untracked.series.get(labels{}, newUint).Load(); after != before {
+		s.mu.Lock()
+		n := len(s.pending)
+		s.mu.Unlock()
+		t.Fatalf("after %d cancelled requests the next request is untracked (%d still pending, none of them ever to be answered)", maxTracked, n)
+	}
+}
+
+// TestRedTeamUnsampledClientContextKeepsTheGatesTrace: with
+// OTEL_TRACES_SAMPLER unset, a client's traceparent with flags 00 (and
+// one with unknown flag bits set) must not switch off mcpseal's trace of
+// the request: the request span is exported, sampled, as a child of the
+// client's span, with the client's trace id and no flag bits but sampled.
+// This held.
+func TestRedTeamUnsampledClientContextKeepsTheGatesTrace(t *testing.T) {
+	t.Parallel()
+	const tid, pid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	for _, flags := range []string{"00", "fe", "02"} {
+		meta := `{"traceparent":"00-` + tid + `-` + pid + `-` + flags + `"}`
+		spans := tracedSession(t, func(s *Session) {
+			took(t, s, callFrame(1, "echo", meta))
+			forwarded(s, callFrame(1, "echo", meta))
+			answered(t, s, resultFrame(1))
+			delivered(s, resultFrame(1))
+		})
+		found := false
+		for _, sp := range spans {
+			if sp.Name != "tools/call echo" {
+				continue
+			}
+			found = true
+			if hex.EncodeToString(sp.TraceId) != tid || hex.EncodeToString(sp.ParentSpanId) != pid || sp.Flags&0xff != 0x01 {
+				t.Errorf("flags %s: trace %x parent %x flags %x", flags, sp.TraceId, sp.ParentSpanId, sp.Flags)
+			}
+		}
+		if !found {
+			t.Errorf("flags %s: the request span was not exported (%d spans)", flags, len(spans))
+		}
+	}
+}
+
+// TestRedTeamRequestSpansRaceTheExporter: request spans are queued by
+// pointer and encoded by the batcher's goroutine while the session goes
+// on: late server answers to ended requests, the same ids reused, the
+// shapes cleared by a protocol change, Close from another goroutine in
+// the middle of a request's answer, and flushes all the while. Run with
+// -race. This held.
+func TestRedTeamRequestSpansRaceTheExporter(t *testing.T) {
+	t.Parallel()
+	col := &spanCollector{t: t}
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	tel, err := Start(Config{OTLPEndpoint: srv.URL, Getenv: envOf(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = tel.spans.ForceFlush(context.Background())
+			}
+		}
+	}()
+	for round := 0; round < 20; round++ {
+		s := tel.Session("srv", "label")
+		var mu sync.Mutex // the transport's lock
+		step := func(f func()) { mu.Lock(); f(); mu.Unlock() }
+		step(func() {
+			took(t, s, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+			forwarded(s, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+			answered(t, s, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}`)
+			delivered(s, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}`)
+		})
+		var cw sync.WaitGroup
+		cw.Add(1)
+		go func() {
+			defer cw.Done()
+			for i := 0; i < 200; i++ {
+				id := i % 7
+				step(func() {
+					took(t, s, callFrame(id, "echo", ""))
+					forwarded(s, callFrame(id, "echo", ""))
+				})
+				step(func() {
+					answered(t, s, errorFrame(id, -32000, ""))
+					delivered(s, errorFrame(id, -32000, ""))
+					// A late, second answer to the ended request.
+					answered(t, s, resultFrame(id))
+					s.UpstreamHeaders([]byte(strconv.Itoa(id)))
+				})
+				if i%50 == 0 {
+					step(func() {
+						// A repeated initialize with another version clears the shapes.
+						took(t, s, `{"jsonrpc":"2.0","id":"re","method":"initialize","params":{}}`)
+						forwarded(s, `{"jsonrpc":"2.0","id":"re","method":"initialize","params":{}}`)
+						answered(t, s, `{"jsonrpc":"2.0","id":"re","result":{"protocolVersion":"2025-0`+strconv.Itoa(i%9+1)+`-18"}}`)
+						delivered(s, `{"jsonrpc":"2.0","id":"re","result":{}}`)
+					})
+				}
+			}
+		}()
+		// Close from elsewhere, while the calls go on.
+		_ = s.Close()
+		cw.Wait()
+	}
+	close(stop)
+	wg.Wait()
+	if err := tel.Close(); err != nil {
+		t.Fatal(err)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	for _, sp := range col.spans {
+		if bytes.Contains([]byte(sp.String()), []byte("MARKER")) {
+			t.Errorf("span %q carries content", sp.Name)
+		}
+	}
+}
