@@ -11,6 +11,8 @@ import (
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/mcpseal/mcpseal/contract"
+
 	"github.com/mcpseal/mcpseal/gate"
 )
 
@@ -213,4 +215,116 @@ func TestRedTeamRequestSpansRaceTheExporter(t *testing.T) {
 			t.Errorf("span %q carries content", sp.Name)
 		}
 	}
+}
+
+// TestRedTeamConfirmSpanUnderTheWrongCall: a call's Call verdict is Later
+// (a preflight provider runs on another goroutine), and meanwhile the
+// client's next call, of another tool, is decided at once (Allow) and
+// forwarded. The first call's preflight then asks for a confirmation:
+// the gate's confirm event names that call (Name slow, Request n:1). The
+// session starts the mcpseal.confirm span under s.decided, the call the
+// Call hook decided last, which is now the echo call: the confirmation of
+// "slow" is recorded under "tools/call echo", with gen_ai.tool.name=echo,
+// and ended when echo is answered, while the person is still being asked
+// about "slow"; the real answer finds nothing in s.asking. The event
+// carries the request's id key; the span should be started under that
+// request's span.
+func TestRedTeamConfirmSpanUnderTheWrongCall(t *testing.T) {
+	t.Parallel()
+	spans := tracedSession(t, func(s *Session) {
+		h := s.Hooks(gate.Hooks{Call: func(ci gate.CallInfo) gate.Verdict {
+			if ci.Tool.Name == "slow" {
+				return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict { return gate.Verdict{Kind: gate.Confirm} }}
+			}
+			return gate.Verdict{Kind: gate.Allow}
+		}})
+		took(t, s, callFrame(1, "slow", ""))
+		v := h.Call(gate.CallInfo{Tool: contract.Definition{Name: "slow"}})
+		took(t, s, callFrame(2, "echo", ""))
+		h.Call(gate.CallInfo{Tool: contract.Definition{Name: "echo"}})
+		forwarded(s, callFrame(2, "echo", ""))
+		// The preflight ends: the gate asks the person about call 1.
+		if v.Kind != gate.Later || v.Work().Kind != gate.Confirm {
+			t.Fatal("verdict not passed through")
+		}
+		h.Event(gate.Event{Op: "confirm", Outcome: "asked", Kind: contract.Tools, Name: "slow", Request: "n:1"})
+		answered(t, s, resultFrame(2))
+		delivered(s, resultFrame(2))
+		h.Event(gate.Event{Op: "confirm", Outcome: "accepted", Kind: contract.Tools, Name: "slow", Request: "n:1"})
+		forwarded(s, callFrame(1, "slow", ""))
+		answered(t, s, resultFrame(1))
+		delivered(s, resultFrame(1))
+	})
+	byID := map[string]*tracepb.Span{}
+	for _, sp := range spans {
+		byID[string(sp.SpanId)] = sp
+	}
+	found := false
+	for _, sp := range spans {
+		if sp.Name != "mcpseal.confirm" {
+			continue
+		}
+		found = true
+		parent := "none"
+		if p := byID[string(sp.ParentSpanId)]; p != nil {
+			parent = p.Name
+		}
+		if parent != "tools/call slow" || attrsOf(sp) != "gen_ai.tool.name=slow;mcpseal.outcome=accepted" {
+			t.Errorf("the confirmation asked about call 1 (slow) is a child of %q with %q", parent, attrsOf(sp))
+		}
+	}
+	if !found {
+		t.Error("no mcpseal.confirm span")
+	}
+}
+
+// TestRedTeamPreflightSpanUnderALookalikeCall: under the monitor posture
+// a call of a tool outside the verified contract is forwarded without
+// reaching the Call hook; its request stays in s.calls until the server
+// answers it. decide pairs a Call verdict with the first pending call
+// whose SafeName'd tool equals the verified tool's: a client that first
+// calls "get weather" (unknown; SafeName "get_weather") and then the
+// verified "get_weather" gets the real call's preflight span parented to
+// the lookalike call's request span, and the real call left in s.calls,
+// where the next get_weather verdict will be paired with it in turn. The
+// hook's CallInfo is not tied to a request by name; the pairing should go
+// by the request (the gate knows its id key).
+func TestRedTeamPreflightSpanUnderALookalikeCall(t *testing.T) {
+	t.Parallel()
+	spans := tracedSession(t, func(s *Session) {
+		h := s.Hooks(gate.Hooks{Call: func(ci gate.CallInfo) gate.Verdict {
+			return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict { return gate.Verdict{Kind: gate.Allow} }}
+		}})
+		// The lookalike: unknown, forwarded under monitor, no hook.
+		took(t, s, callFrame(1, "get weather", ""))
+		forwarded(s, callFrame(1, "get weather", ""))
+		// The verified tool.
+		took(t, s, callFrame(2, "get_weather", ""))
+		v := h.Call(gate.CallInfo{Tool: contract.Definition{Name: "get_weather"}})
+		v.Work()
+		forwarded(s, callFrame(2, "get_weather", ""))
+		answered(t, s, errorFrame(1, -32602, ""))
+		delivered(s, errorFrame(1, -32602, ""))
+		answered(t, s, resultFrame(2))
+		delivered(s, resultFrame(2))
+	})
+	byID := map[string]*tracepb.Span{}
+	for _, sp := range spans {
+		byID[string(sp.SpanId)] = sp
+	}
+	for _, sp := range spans {
+		if sp.Name != "mcpseal.preflight" {
+			continue
+		}
+		p := byID[string(sp.ParentSpanId)]
+		if p == nil || p.Name != "tools/call get_weather" || p.Status.GetCode() == failed {
+			var what string
+			if p != nil {
+				what = p.Name + " " + attrsOf(p)
+			}
+			t.Errorf("the preflight of call 2 (verified get_weather, answered ok) is a child of %q", what)
+		}
+		return
+	}
+	t.Error("no mcpseal.preflight span")
 }
