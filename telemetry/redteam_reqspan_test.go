@@ -33,8 +33,11 @@ func refusalFrame(id int, reason string) string {
 // first call's span ends early with outcome refused and code
 // id-collision (and the requests/refusals meters count it so), and the
 // server's real answer finds nothing: a client can falsify the outcome
-// and the duration of its earlier calls, here within one session. The
-// first call's span should end with the server's answer, outcome ok.
+// and the duration of its earlier calls (over stdio; the HTTP gateway
+// refuses a repeated id itself, before the gate and the observer see it).
+// The first call's span should end with the server's answer, outcome ok:
+// a refusal of a request the observer did not track is not the answer
+// to the one it did.
 func TestRedTeamRepeatedIDRefusalEndsTheFirstCallsSpan(t *testing.T) {
 	t.Parallel()
 	spans := tracedSession(t, func(s *Session) {
@@ -63,15 +66,18 @@ func TestRedTeamRepeatedIDRefusalEndsTheFirstCallsSpan(t *testing.T) {
 
 // TestRedTeamCancelledRequestsBlindTheSession: the gate gives up a
 // forwarded request the transport can no longer answer (gate.Session.
-// Cancel: the caller's token expired, its request timed out): it tells the
-// server notifications/cancelled and forgets the request; nothing is ever
-// emitted to the client under its id. The observer is not told, so the
-// request stays in its pending map until the session closes. A client
-// that lets maxTracked (4096) requests time out in a long session (the
-// gateway's sessions are shared and long) fills the map: every later
-// request is untracked, with no span and no request meters, for the rest
-// of the session. A cancelled request should end (as unanswered or
-// refused) and leave the map.
+// Cancel, called by the gateway's giveUp when its request timeout passes
+// or the caller's token expires): it tells the server
+// notifications/cancelled and forgets the request; the gateway writes
+// its own answer to the HTTP response, so nothing is ever emitted to the
+// client through the gate under the request's id. The observer is not
+// told: the request stays in its pending map until the session closes
+// (its span then ends as "unanswered", with the session's end as its
+// end). A server that never answers makes every request time out at the
+// gateway; after maxTracked (4096) of them the map is full and every
+// later request of the session is untracked: no span, no request meters,
+// for the rest of the session. A cancelled request should end (refused
+// with the reason, or unanswered) and leave the map.
 func TestRedTeamCancelledRequestsBlindTheSession(t *testing.T) {
 	t.Parallel()
 	tel, err := Start(Config{MetricsListen: "127.0.0.1:0", Getenv: envOf(nil)})
