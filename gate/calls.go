@@ -336,6 +336,7 @@ func (s *Session) expireCalls() {
 		s.event(Event{Op: "call", Outcome: "refused", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Request: key})
 		params := append(append([]byte(`{"requestId":`), p.id...), []byte(`,"reason":"mcpseal: call timeout"}`)...)
 		s.toServer(jsonrpc.NewNotification("notifications/cancelled", params))
+		s.abandoned.add(key, s.cfg.Limits.MaxPending)
 	}
 }
 
@@ -384,6 +385,9 @@ func (s *Session) Cancel(request, reason string) []Out {
 		return s.flush()
 	}
 	s.forget(request)
+	if o, ok := s.cfg.Hooks.Observer.(CancelObserver); ok {
+		o.Cancelled(request, reason)
+	}
 	if p.call != nil {
 		s.event(Event{Op: "call", Outcome: "refused", Code: reason, Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Request: request})
 	}
@@ -391,6 +395,7 @@ func (s *Session) Cancel(request, reason string) []Out {
 		params := append(append([]byte(`{"requestId":`), p.id...), `,"reason":`...)
 		params = append(jsonrpc.AppendString(params, "mcpseal: "+reason), '}')
 		s.toServer(jsonrpc.NewNotification(methodCancelled, params))
+		s.abandoned.add(request, s.cfg.Limits.MaxPending)
 	}
 	return s.flush()
 }

@@ -291,6 +291,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true
 				s.track(p)
+				p.call.Request = p.key
 				s.decideCall(p, s.cfg.Hooks.Call(*p.call), 0)
 				return
 			}
@@ -375,6 +376,11 @@ func (s *Session) admitRequest(m jsonrpc.Message) bool {
 	}
 	if _, ok := s.pending[key]; ok {
 		s.refuse(m.ID, ReasonIDCollision, "mcpseal: request id is already in flight; not forwarded")
+		return false
+	}
+	if s.abandoned.has(key) {
+		// The server may still answer the cancelled request under it.
+		s.refuse(m.ID, ReasonIDCollision, "mcpseal: request id is still in use at the server (an earlier request under it was cancelled and not answered yet); not forwarded")
 		return false
 	}
 	if len(s.pending) >= s.cfg.Limits.MaxPending {

@@ -129,6 +129,7 @@ func (s *Session) Fail(from Side, frame []byte) []Out {
 	s.asks = make(map[string]string)
 	s.holds = make(map[string]time.Time)
 	s.timeouts = make(map[string]callTimeout)
+	s.abandoned = abandonedIDs{}
 	s.queue, s.queueBytes = nil, 0
 	s.replay = nil
 	s.held, s.heldBytes = nil, 0

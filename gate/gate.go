@@ -323,6 +323,53 @@ type Session struct {
 	holds map[string]time.Time
 	// deadlines of forwarded calls, by the call's key.
 	timeouts map[string]callTimeout
+	// abandoned are the keys of forwarded requests the gate gave up on
+	// (a call timeout, Cancel) and told the server to cancel, until the
+	// server answers them: a late answer is dropped, not routed to a new
+	// request under the same id. At most Limits.MaxPending, oldest first
+	// out (order).
+	abandoned abandonedIDs
+}
+
+// abandonedIDs is a bounded set of request keys, in the order they came.
+type abandonedIDs struct {
+	set   map[string]struct{}
+	order []string
+}
+
+func (a *abandonedIDs) add(key string, max int) {
+	if _, ok := a.set[key]; ok {
+		return
+	}
+	if a.set == nil {
+		a.set = make(map[string]struct{})
+	}
+	for len(a.order) >= max && len(a.order) > 0 {
+		delete(a.set, a.order[0])
+		a.order = a.order[1:]
+	}
+	a.set[key] = struct{}{}
+	a.order = append(a.order, key)
+}
+
+func (a *abandonedIDs) has(key string) bool {
+	_, ok := a.set[key]
+	return ok
+}
+
+// take removes key and reports whether it was there.
+func (a *abandonedIDs) take(key string) bool {
+	if _, ok := a.set[key]; !ok {
+		return false
+	}
+	delete(a.set, key)
+	for i, k := range a.order {
+		if k == key {
+			a.order = append(a.order[:i], a.order[i+1:]...)
+			break
+		}
+	}
+	return true
 }
 
 // New returns a Session ready for the first message.

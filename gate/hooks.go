@@ -52,6 +52,14 @@ type Observer interface {
 	Emitted(out []Out)
 }
 
+// A CancelObserver is an Observer that is told of each request the gate
+// gives up without answering it (Cancel: its transport answers the
+// client), with the request's key and the reason.
+type CancelObserver interface {
+	Observer
+	Cancelled(request, reason string)
+}
+
 // Shape is what the client sees of one definition.
 type Shape struct {
 	// Withhold hides the definition; Reason is a stable code.
@@ -74,6 +82,9 @@ type CallInfo struct {
 	Arguments []byte
 	// ClientCapabilities are the capability names the client declared.
 	ClientCapabilities []string
+	// Request is the call's request key (jsonrpc.IDKey of its id), as
+	// events name it; empty where the gate does not track the call.
+	Request string
 }
 
 // VerdictKind says what to do with a call.

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -256,6 +257,15 @@ func TestCallTimeoutCancelsAndDropsLateResult(t *testing.T) {
 	}
 }
 
+// cancelWatcher is an observer that records what Cancel tells it.
+type cancelWatcher struct{ cancelled []string }
+
+func (*cancelWatcher) Took(gate.Side, jsonrpc.Message) {}
+func (*cancelWatcher) Emitted([]gate.Out)              {}
+func (w *cancelWatcher) Cancelled(request, reason string) {
+	w.cancelled = append(w.cancelled, request+" "+reason)
+}
+
 // TestCancelledCallIsStoppedAndItsLateResultDropped: the transport gave
 // up a forwarded call (its caller's token expired): Cancel tells the
 // server to stop, audits the call as refused, and the late result is
@@ -265,10 +275,16 @@ func TestCancelledCallIsStoppedAndItsLateResultDropped(t *testing.T) {
 	t.Parallel()
 	var events []gate.Event
 	results := 0
+	var requests []string
+	obs := &cancelWatcher{}
 	hooks := gate.Hooks{
-		Call:   func(gate.CallInfo) gate.Verdict { return gate.Verdict{Kind: gate.Allow} },
-		Result: func(gate.CallInfo, []byte) gate.Verdict { results++; return gate.Verdict{Kind: gate.Allow} },
-		Event:  func(e gate.Event) { events = append(events, e) },
+		Call: func(ci gate.CallInfo) gate.Verdict {
+			requests = append(requests, ci.Request)
+			return gate.Verdict{Kind: gate.Allow}
+		},
+		Result:   func(gate.CallInfo, []byte) gate.Verdict { results++; return gate.Verdict{Kind: gate.Allow} },
+		Event:    func(e gate.Event) { events = append(events, e) },
+		Observer: obs,
 	}
 	srv := newFakeServer(toolWeather)
 	srv.manual["tools/call"] = true
@@ -280,6 +296,14 @@ func TestCancelledCallIsStoppedAndItsLateResultDropped(t *testing.T) {
 	}
 	if srv.received["notifications/cancelled"] != 1 {
 		t.Errorf("server not told to cancel: %v", srv.received)
+	}
+	if want := []string{"n:3"}; !slices.Equal(requests, want) || !slices.Equal(obs.cancelled, []string{"n:3 token-expired"}) {
+		t.Errorf("CallInfo.Request %q (want %q), observer told of %q", requests, want, obs.cancelled)
+	}
+	// Until the server answers, its id is not free: a new call under it
+	// would get the cancelled call's answer.
+	if got := h.client(callWeather); len(got) != 1 || !strings.Contains(got[0], gate.ReasonIDCollision) {
+		t.Fatalf("a new call under the cancelled id: %q, want an id-collision refusal", got)
 	}
 	if late := h.serverSays(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`); len(late) != 0 || results != 0 {
 		t.Errorf("late result delivered %q, checked %d times", late, results)

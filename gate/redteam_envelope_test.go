@@ -46,9 +46,14 @@ func TestRedTeamLateAnswerToTimedOutCallReachesReusedID(t *testing.T) {
 	if got := h.pump(h.s.Tick()); len(got) != 1 {
 		t.Fatalf("timeout: got %q", got)
 	}
-	// The client's next call, under the id the gate has forgotten.
-	if got := h.client(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`); len(got) != 0 {
-		t.Fatalf("second call with id 3 answered at once: %q", got)
+	// The client's next call, under the id the gate cancelled at the
+	// server: refused as a collision until the server has answered it.
+	got := h.client(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	if len(got) != 1 {
+		t.Fatalf("second call with id 3: %q, want its refusal", got)
+	}
+	if _, data := errorOf(t, got[0]); data.Reason != gate.ReasonIDCollision {
+		t.Fatalf("second call with id 3 refused with %q, want %s", data.Reason, gate.ReasonIDCollision)
 	}
 	// The server's late answer to the cancelled get_weather call.
 	late := h.serverSays(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"WEATHER-OF-THE-CANCELLED-CALL"}]}}`)
@@ -56,6 +61,13 @@ func TestRedTeamLateAnswerToTimedOutCallReachesReusedID(t *testing.T) {
 		if strings.Contains(f, "WEATHER-OF-THE-CANCELLED-CALL") {
 			t.Errorf("the cancelled call's late result reached the client as the answer to the echo call reusing id 3: %s (result hook saw %q)", f, checked)
 		}
+	}
+	if len(late) != 0 || len(checked) != 0 {
+		t.Errorf("the late answer was not dropped: %q, result hook saw %q", late, checked)
+	}
+	// Answered (late), the id is free again.
+	if got := h.client(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`); len(got) != 0 {
+		t.Fatalf("a call under the freed id 3 answered at once: %q", got)
 	}
 }
 

@@ -120,6 +120,12 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		s.ownResponse(o, m)
 		return
 	}
+	if s.abandoned.take(key) {
+		// The late answer to a request the gate cancelled (a call
+		// timeout): the client has had its answer.
+		s.log.Debug("answer to a cancelled request dropped", "server", s.cfg.Identity.ID)
+		return
+	}
 	p, ok := s.pending[key]
 	if !ok {
 		// Forwarding it could let the client match it to a request the

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpseal/mcpseal/contract"
 
 	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
 // refusalFrame is the gate's answer to a request it refuses with reason
@@ -91,7 +92,9 @@ func TestRedTeamCancelledRequestsBlindTheSession(t *testing.T) {
 		f := callFrame(id, "echo", "")
 		took(t, s, f)
 		forwarded(s, f)
-		// What Cancel emits: the server is told, the client gets nothing.
+		// What Cancel does: the observer is told, the server is told, the
+		// client gets nothing through the gate.
+		s.Cancelled(jsonrpc.IDKey([]byte(strconv.Itoa(id))), "token-expired")
 		s.Emitted([]gate.Out{{To: gate.ToServer, Frame: []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(id) + `,"reason":"mcpseal: token-expired"}}`)}})
 	}
 	before := tel.m.untracked.series.get(labels{}, newUint).Load()
@@ -245,9 +248,9 @@ func TestRedTeamConfirmSpanUnderTheWrongCall(t *testing.T) {
 			return gate.Verdict{Kind: gate.Allow}
 		}})
 		took(t, s, callFrame(1, "slow", ""))
-		v := h.Call(gate.CallInfo{Tool: contract.Definition{Name: "slow"}})
+		v := h.Call(gate.CallInfo{Tool: contract.Definition{Name: "slow"}, Request: "n:1"})
 		took(t, s, callFrame(2, "echo", ""))
-		h.Call(gate.CallInfo{Tool: contract.Definition{Name: "echo"}})
+		h.Call(gate.CallInfo{Tool: contract.Definition{Name: "echo"}, Request: "n:2"})
 		forwarded(s, callFrame(2, "echo", ""))
 		// The preflight ends: the gate asks the person about call 1.
 		if v.Kind != gate.Later || v.Work().Kind != gate.Confirm {
@@ -306,7 +309,7 @@ func TestRedTeamPreflightSpanUnderALookalikeCall(t *testing.T) {
 		forwarded(s, callFrame(1, "get weather", ""))
 		// The verified tool.
 		took(t, s, callFrame(2, "get_weather", ""))
-		v := h.Call(gate.CallInfo{Tool: contract.Definition{Name: "get_weather"}})
+		v := h.Call(gate.CallInfo{Tool: contract.Definition{Name: "get_weather"}, Request: "n:2"})
 		v.Work()
 		forwarded(s, callFrame(2, "get_weather", ""))
 		answered(t, s, errorFrame(1, -32602, ""))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,13 +48,14 @@ type Session struct {
 	server string
 	label  string
 
-	mu       sync.Mutex
-	ctx      context.Context // the session span's
-	span     trace.Span
-	pending  map[string]*request
-	calls    []*request // tools/call requests not yet decided, in order
-	decided  *request   // the call the last Call hook decided
-	asking   []*request // calls waiting for a person
+	mu      sync.Mutex
+	ctx     context.Context // the session span's
+	span    trace.Span
+	pending map[string]*request
+	// dups are the keys of client requests this step repeated while the
+	// first under the key is in flight: the gate's refusal of the repeat
+	// is not the first one's answer.
+	dups     []string
 	verify   trace.Span
 	verifyAt time.Time
 	verified bool
@@ -114,6 +116,7 @@ func (s *Session) shape(r *request) *spanShape {
 }
 
 type request struct {
+	key        string // its key in pending
 	method     string // a methods label
 	tool       string // safe name, tools/call only
 	start      time.Time
@@ -181,6 +184,7 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	if s.closed {
 		return
 	}
+	s.dups = s.dups[:0]
 	if from == gate.ToServer {
 		if m.Kind == jsonrpc.Response {
 			var kb [64]byte
@@ -212,13 +216,14 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	}
 	key := jsonrpc.IDKey(m.ID)
 	if _, dup := s.pending[key]; dup {
+		s.dups = append(s.dups, key)
 		return
 	}
 	if len(s.pending) >= maxTracked {
 		s.t.m.untracked.Inc()
 		return
 	}
-	r := &request{method: methodLabel(m.Method), start: now}
+	r := &request{key: key, method: methodLabel(m.Method), start: now}
 	s.pending[key] = r
 	if !s.verified && s.verify == nil && r.method != "initialize" && r.method != "server/discover" && s.verifyAt.IsZero() {
 		s.verifyAt = now // a modern session verifies on its first request
@@ -229,7 +234,6 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	tool, meta := callFacts(m.Params)
 	if r.method == "tools/call" {
 		r.tool = contract.SafeName(tool)
-		s.calls = append(s.calls, r)
 	}
 	sh := s.shape(r)
 	r.shape = sh
@@ -317,6 +321,10 @@ func (s *Session) Emitted(out []gate.Out) {
 				r.span.up = upstreamSpan{id: newSpanID(), method: r.method, start: now}
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
+			if i := slices.Index(s.dups, m.Key); i >= 0 {
+				s.dups = slices.Delete(s.dups, i, i+1) // the refusal of a repeat
+				continue
+			}
 			r := s.pending[m.Key]
 			if r == nil {
 				continue
@@ -325,6 +333,23 @@ func (s *Session) Emitted(out []gate.Out) {
 			s.finish(r, m.Error, now)
 		}
 	}
+	s.dups = s.dups[:0]
+}
+
+// Cancelled implements gate.CancelObserver: the gate gave up the request
+// (its transport answers the client); it ends as refused for reason.
+func (s *Session) Cancelled(key, reason string) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.pending[key]
+	if s.closed || r == nil {
+		return
+	}
+	delete(s.pending, key)
+	code := s.t.m.codes.value(reason)
+	s.t.m.refusals.Inc(code)
+	s.end(r, "refused", code, 0, false, now)
 }
 
 // finish records a request's answer, with its error member (nil for a
@@ -343,6 +368,13 @@ func (s *Session) finish(r *request, errMember []byte, now time.Time) {
 			s.t.m.refusals.Inc(code)
 		}
 	}
+	s.end(r, outcome, code, status, errMember != nil, now)
+}
+
+// end records the end of a request: its meters, and its span with the
+// outcome, mcpseal's refusal code and the JSON-RPC error's code (with
+// answeredErr, an error answer).
+func (s *Session) end(r *request, outcome, code string, status int, answeredErr bool, now time.Time) {
 	if r.upstream.IsZero() {
 		s.t.m.gateLatency.Observe(now.Sub(r.start).Seconds(), r.method)
 	}
@@ -356,12 +388,13 @@ func (s *Session) finish(r *request, errMember []byte, now time.Time) {
 		return
 	}
 	attrs := append(r.shape.attrs, attribute.String(attrOutcome, outcome))
-	if errMember != nil {
+	if answeredErr {
 		attrs = append(attrs, attribute.String(attrStatus, strconv.Itoa(status)), attribute.String(attrErrorType, strconv.Itoa(status)))
 		r.span.err = true
 	}
 	if code != "" {
 		attrs = append(attrs, attribute.String(attrCode, code))
+		r.span.err = true
 	}
 	s.endRequest(r, attrs, now)
 }
@@ -387,25 +420,11 @@ func errorCode(obj []byte) int {
 	return int(n)
 }
 
+// dropCall ends what of r is still open: a confirmation never answered.
 func (s *Session) dropCall(r *request) {
-	for i, c := range s.calls {
-		if c == r {
-			s.calls = append(s.calls[:i], s.calls[i+1:]...)
-			break
-		}
-	}
-	for i, c := range s.asking {
-		if c == r {
-			s.asking = append(s.asking[:i], s.asking[i+1:]...)
-			if c.confirm != nil {
-				c.confirm.End()
-				c.confirm = nil
-			}
-			break
-		}
-	}
-	if s.decided == r {
-		s.decided = nil
+	if r.confirm != nil {
+		r.confirm.End()
+		r.confirm = nil
 	}
 }
 
@@ -414,15 +433,7 @@ func (s *Session) dropCall(r *request) {
 func (s *Session) decide(ci gate.CallInfo, v gate.Verdict) gate.Verdict {
 	s.mu.Lock()
 	name := contract.SafeName(ci.Tool.Name)
-	var r *request
-	for i, c := range s.calls {
-		if c.tool == name {
-			r = c
-			s.calls = append(s.calls[:i], s.calls[i+1:]...)
-			break
-		}
-	}
-	s.decided = r
+	r := s.pending[ci.Request] // the gate names the call's request
 	s.mu.Unlock()
 	if v.Kind != gate.Later || v.Work == nil || r == nil || !r.span.traced() {
 		return v
@@ -502,9 +513,8 @@ func (s *Session) event(e gate.Event) {
 		switch e.Outcome {
 		case "asked":
 			m.confirms.Inc("asked")
-			if r := s.decided; r != nil && r.span.traced() && r.confirm == nil {
+			if r := s.pending[e.Request]; r != nil && r.span.traced() && r.confirm == nil {
 				_, r.confirm = s.t.tracer.Start(r.span.context(), "mcpseal.confirm", trace.WithAttributes(attribute.String(attrTool, r.tool)))
-				s.asking = append(s.asking, r)
 			}
 		default:
 			outcome := "declined"
@@ -512,14 +522,10 @@ func (s *Session) event(e gate.Event) {
 				outcome = "accepted"
 			}
 			m.confirms.Inc(outcome)
-			for i, r := range s.asking {
-				if r.tool == e.Name {
-					r.confirm.SetAttributes(attribute.String(attrOutcome, outcome))
-					r.confirm.End()
-					r.confirm = nil
-					s.asking = append(s.asking[:i], s.asking[i+1:]...)
-					break
-				}
+			if r := s.pending[e.Request]; r != nil && r.confirm != nil {
+				r.confirm.SetAttributes(attribute.String(attrOutcome, outcome))
+				r.confirm.End()
+				r.confirm = nil
 			}
 		}
 	}

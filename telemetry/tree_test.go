@@ -239,9 +239,9 @@ func TestSpanTreeOfEachCallPath(t *testing.T) {
 		run: func(t *testing.T, s *Session) {
 			h := s.Hooks(gate.Hooks{Call: func(gate.CallInfo) gate.Verdict { return gate.Verdict{Kind: gate.Confirm} }})
 			took(t, s, callFrame(3, "echo", ""))
-			h.Call(gate.CallInfo{Tool: contract.Definition{Name: "echo"}})
-			h.Event(gate.Event{Op: "confirm", Outcome: "asked", Name: "echo"})
-			h.Event(gate.Event{Op: "confirm", Outcome: "accepted", Name: "echo"})
+			h.Call(gate.CallInfo{Tool: contract.Definition{Name: "echo"}, Request: "n:3"})
+			h.Event(gate.Event{Op: "confirm", Outcome: "asked", Name: "echo", Request: "n:3"})
+			h.Event(gate.Event{Op: "confirm", Outcome: "accepted", Name: "echo", Request: "n:3"})
 			forwarded(s, callFrame(3, "echo", ""))
 			answered(t, s, resultFrame(3))
 			delivered(s, resultFrame(3))
