@@ -29,6 +29,11 @@ func TestEncodeRecordIsTheEncoders(t *testing.T) {
 	if got, err := encodeRecord(r); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("the stored record re-encodes differently (%v):\n%s\n%s", err, got, data)
 	}
+	// Canonical definitions are compact already: the buffer is sized for
+	// the whole record, instructions included, and never regrown.
+	if got, _ := encodeRecord(r); cap(got) > len(got)+8 {
+		t.Errorf("encodeRecord's buffer is %d bytes for a %d-byte record", cap(got), len(got))
+	}
 	variants := map[string]func(r *record){
 		"as stored":            func(*record) {},
 		"no definitions":       func(r *record) { r.Definitions = nil },
