@@ -330,7 +330,7 @@ func decodeRecord(id string, data []byte) (*record, error) {
 	switch head.Version {
 	case recordVersion:
 		r = new(record)
-		if err := decodeStrict(data, r); err != nil {
+		if err := decodeMembers(data, r); err != nil {
 			return nil, err
 		}
 	case 1:
