@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 )
 
 // A record of 10,000 tools is an 11 MB file, nearly all of it the
@@ -25,8 +27,25 @@ import (
 // again); the definitions are decoded as encoding/json decodes a map of
 // raw messages.
 func decodeMembers(data []byte, r *record) error {
-	errParse := errors.New("record file does not parse")
 	dec := json.NewDecoder(bytes.NewReader(data))
+	return decodeFrom(dec, r, func(dec *json.Decoder, _ string) (json.RawMessage, error) {
+		var n valueLen
+		if err := dec.Decode(&n); err != nil {
+			return nil, err
+		}
+		// The Decoder has just read the value through InputOffset.
+		end := dec.InputOffset()
+		if n <= 0 || end > int64(len(data)) || int64(n) > end {
+			return nil, errors.New("definitions: a value is not where the decoder read it")
+		}
+		return json.RawMessage(data[end-int64(n) : end : end]), nil
+	})
+}
+
+// decodeFrom is decodeMembers reading from dec, with each definition's raw
+// message read by definition (given the definition's key).
+func decodeFrom(dec *json.Decoder, r *record, definition func(dec *json.Decoder, key string) (json.RawMessage, error)) error {
+	errParse := errors.New("record file does not parse")
 	dec.DisallowUnknownFields()
 	tok, err := dec.Token()
 	switch {
@@ -44,7 +63,7 @@ func decodeMembers(data []byte, r *record) error {
 				return errParse
 			}
 			if key == "definitions" {
-				if err := decodeDefinitions(dec, data, &r.Definitions); err != nil {
+				if err := decodeDefinitions(dec, &r.Definitions, definition); err != nil {
 					return errParse
 				}
 				continue
@@ -85,16 +104,17 @@ func decodeMember(key string, value json.RawMessage, r *record) error {
 	return dec.Decode(r)
 }
 
-// decodeDefinitions decodes the next value of dec, which reads data, into
-// *defs as encoding/json decodes a map[string]json.RawMessage: null sets
-// the map to nil, an object adds its members to the map (made if nil), a
-// repeated key keeping its last value; anything else is an error.
+// decodeDefinitions decodes the next value of dec into *defs as
+// encoding/json decodes a map[string]json.RawMessage: null sets the map to
+// nil, an object adds its members to the map (made if nil), a repeated key
+// keeping its last value; anything else is an error. Each member's value is
+// read by definition.
 //
-// Each raw message is the value's bytes in data, not a copy of them (data
-// is not changed afterwards by any caller of decodeRecord): a record
-// decoded back before it is written then costs no second copy of its
-// definitions.
-func decodeDefinitions(dec *json.Decoder, data []byte, defs *map[string]json.RawMessage) error {
+// decodeMembers's definition takes each raw message as the value's bytes
+// in the record file's data, not a copy of them (data is not changed
+// afterwards by any caller of decodeRecord): a record then costs no second
+// copy of its definitions.
+func decodeDefinitions(dec *json.Decoder, defs *map[string]json.RawMessage, definition func(dec *json.Decoder, key string) (json.RawMessage, error)) error {
 	tok, err := dec.Token()
 	switch {
 	case err != nil:
@@ -114,16 +134,11 @@ func decodeDefinitions(dec *json.Decoder, data []byte, defs *map[string]json.Raw
 		if err != nil || !ok {
 			return errors.New("definitions: a key is not a string")
 		}
-		var n valueLen
-		if err := dec.Decode(&n); err != nil {
+		raw, err := definition(dec, key)
+		if err != nil {
 			return err
 		}
-		// The Decoder has just read the value through InputOffset.
-		end := dec.InputOffset()
-		if n <= 0 || end > int64(len(data)) || int64(n) > end {
-			return errors.New("definitions: a value is not where the decoder read it")
-		}
-		(*defs)[key] = json.RawMessage(data[end-int64(n) : end : end])
+		(*defs)[key] = raw
 	}
 	tok, err = dec.Token()
 	if err != nil || tok != json.Delim('}') {
@@ -139,5 +154,53 @@ type valueLen int
 
 func (n *valueLen) UnmarshalJSON(b []byte) error {
 	*n = valueLen(len(b))
+	return nil
+}
+
+// readBack decodes the record file that commitFile has just written, read
+// from rd, as decodeRecord would decode the file's bytes, and checks it as
+// decodeRecord does; written is the record that was written. The file is
+// read a member at a time (see decodeMembers), and a definition that reads
+// back as the bytes of written's raw message, as every one should, is
+// given written's raw message rather than a copy, so that reading back the
+// record of a large server holds neither the file nor its definitions a
+// second time. What follows the record must be its final newline alone.
+func readBack(id string, rd io.Reader, written *record) (*record, error) {
+	dec := json.NewDecoder(rd)
+	r := new(record)
+	err := decodeFrom(dec, r, func(dec *json.Decoder, key string) (json.RawMessage, error) {
+		v := sameValue{want: written.Definitions[key]}
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		return v.got, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// rd is bounded by the caller (the bytes that were written).
+	rest, err := io.ReadAll(io.MultiReader(dec.Buffered(), rd))
+	if err != nil {
+		return nil, err
+	}
+	if string(rest) != "\n" {
+		return nil, errors.New("record file has data after the record")
+	}
+	if err := r.check(id); err != nil {
+		return nil, fmt.Errorf("record file is malformed: %v", err)
+	}
+	return r, nil
+}
+
+// sameValue decodes a JSON value as json.RawMessage does: got is want when
+// the value's bytes are want's, and a copy of them otherwise.
+type sameValue struct{ want, got json.RawMessage }
+
+func (v *sameValue) UnmarshalJSON(b []byte) error {
+	if v.want != nil && bytes.Equal(b, v.want) {
+		v.got = v.want
+	} else {
+		v.got = bytes.Clone(b)
+	}
 	return nil
 }

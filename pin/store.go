@@ -337,7 +337,16 @@ func (v *view) commitBy(op, id string, r *record, now time.Time, by string) erro
 		digest *string
 		data   []byte
 	)
-	if r != nil {
+	switch {
+	case r != nil && v.db == nil:
+		// Written to its .new file and read back from there (see
+		// writeRecordFile); the event below makes it the record.
+		d, err := writeRecordFile(v.s.newPath(id), id, r)
+		if err != nil {
+			return err
+		}
+		digest = &d
+	case r != nil:
 		var err error
 		if data, err = encodeRecord(r); err != nil {
 			return err
@@ -364,11 +373,6 @@ func (v *view) commitBy(op, id string, r *record, now time.Time, by string) erro
 		v.ch.add(e, lineHash(line))
 		v.remember()
 		return nil
-	}
-	if r != nil {
-		if err := writeSynced(v.s.newPath(id), data); err != nil {
-			return fileError(id, err)
-		}
 	}
 	if err := v.appendEvent(append(line, '\n')); err != nil {
 		return fileError("", err)
