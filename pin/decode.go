@@ -157,19 +157,20 @@ func (n *valueLen) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// readBack decodes the record file that commitFile has just written, read
-// from rd, as decodeRecord would decode the file's bytes, and checks it as
-// decodeRecord does; written is the record that was written. The file is
-// read a member at a time (see decodeMembers), and a definition that reads
-// back as the bytes of written's raw message, as every one should, is
-// given written's raw message rather than a copy, so that reading back the
-// record of a large server holds neither the file nor its definitions a
-// second time. What follows the record must be its final newline alone.
-func readBack(id string, rd io.Reader, written *record) (*record, error) {
+// readBack decodes a record file of server id read from rd as
+// decodeRecord decodes a version 2 record's bytes, and checks it as
+// decodeRecord does; what follows the record must be its final newline
+// alone. The file is read a member at a time (see decodeMembers), and a
+// definition whose bytes are those of known's raw message under its key,
+// as every one is when the file is the record that was just written or
+// when a session lists what is pinned, is given known's raw message rather
+// than a copy: reading the record of a large server then holds neither the
+// file nor its definitions a second time. rd must be bounded by the caller.
+func readBack(id string, rd io.Reader, known map[string]json.RawMessage) (*record, error) {
 	dec := json.NewDecoder(rd)
 	r := new(record)
 	err := decodeFrom(dec, r, func(dec *json.Decoder, key string) (json.RawMessage, error) {
-		v := sameValue{want: written.Definitions[key]}
+		v := sameValue{want: known[key]}
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
@@ -178,7 +179,6 @@ func readBack(id string, rd io.Reader, written *record) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	// rd is bounded by the caller (the bytes that were written).
 	rest, err := io.ReadAll(io.MultiReader(dec.Buffered(), rd))
 	if err != nil {
 		return nil, err

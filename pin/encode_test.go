@@ -104,7 +104,7 @@ func TestRecordFileReadsBackAsWritten(t *testing.T) {
 	if !bytes.Equal(written, data) || digest != fileHash(data) {
 		t.Fatalf("the record file is not the stored record's bytes, or its hash is not theirs:\n%s\n%s", written, data)
 	}
-	back, err := readBack(id.ID, bytes.NewReader(written), r)
+	back, err := readBack(id.ID, bytes.NewReader(written), r.Definitions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestTamperedRecordFileDoesNotReadBack(t *testing.T) {
 		"another server":       bytes.Replace(data, []byte(id.ID), []byte(IdentityForName("other").ID), 1),
 		"a repeated member":    bytes.Replace(data, []byte(`{"version":2,`), []byte(`{"version":2,"version":1,`), 1),
 	} {
-		if _, err := readBack(id.ID, bytes.NewReader(file), r); err == nil {
+		if _, err := readBack(id.ID, bytes.NewReader(file), r.Definitions); err == nil {
 			t.Errorf("%s: read back", name)
 		}
 	}

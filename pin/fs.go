@@ -91,7 +91,7 @@ func writeRecordFile(path, id string, r *record) (digest string, err error) {
 	// carry is that of the bytes that decoded, not of the bytes meant.
 	rh := sha256.New()
 	src := io.TeeReader(io.LimitReader(f, size+1), rh)
-	if _, err := readBack(id, bufio.NewReaderSize(src, 64<<10), r); err != nil {
+	if _, err := readBack(id, bufio.NewReaderSize(src, 64<<10), r.Definitions); err != nil {
 		return "", fmt.Errorf("the contract cannot be stored faithfully: %v", err)
 	}
 	written, read := h.Sum(nil), rh.Sum(nil)
