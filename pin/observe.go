@@ -108,7 +108,7 @@ func (s *Store) Observe(id Identity, o Observation, c *contract.Contract, postur
 		return Result{}, err
 	}
 	defer v.close()
-	r, err := v.record(id.ID)
+	r, err := v.recordKnowing(id.ID, t.defs)
 	if err != nil {
 		return Result{}, err
 	}

@@ -266,7 +266,10 @@
 //
 // # Commit
 //
-// A change writes <id>.json.new (fsync), appends its event (fsync), renames
+// A change writes <id>.json.new (fsync) and reads it back: the file must
+// decode as a sound record, and the event names the hash of the bytes read
+// back (a .new file that fails is removed; none is trusted for its
+// contents). Then it appends its event (fsync), renames
 // the new record into place and syncs the folder, all under the exclusive
 // lock. A crash between the append and the rename leaves a .new file whose
 // hash is the latest event's: the next reader uses it, and the next writer

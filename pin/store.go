@@ -1,10 +1,13 @@
 package pin
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -239,6 +242,50 @@ func (v *view) record(id string) (*record, error) {
 	return r, nil
 }
 
+// recordKnowing is record, with each definition of the record whose bytes
+// are those of known's raw message under its digest given known's raw
+// message rather than a copy. Observe passes the observed contract's
+// texts: a session that lists what is pinned then holds its definitions
+// once, not once listed and once more as the record read them.
+//
+// The record file is read a member at a time (streamRecord). Whatever that
+// does not accept as it stands (a file the chain does not name, a stray
+// file, an earlier format, anything that does not decode or check) is left
+// to record, which reads it whole and judges it as always.
+func (v *view) recordKnowing(id string, known map[string]json.RawMessage) (*record, error) {
+	if v.db == nil && v.chainErr == nil {
+		if r := v.streamRecord(id, known); r != nil {
+			return r, nil
+		}
+	}
+	return v.record(id)
+}
+
+// streamRecord returns server id's record when its record file is exactly
+// the one the event chain names (its hash, taken of the bytes as they are
+// decoded), decodes as a version 2 record and checks; nil otherwise.
+func (v *view) streamRecord(id string, known map[string]json.RawMessage) *record {
+	ev, pinned := v.ch.pinned(id)
+	if !pinned || ev.Record == nil || v.s.strayFile(id) != "" {
+		return nil
+	}
+	f, err := atomicfile.Open(v.s.recordPath(id))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() > maxRecordSize {
+		return nil
+	}
+	h := sha256.New()
+	src := io.TeeReader(io.LimitReader(f, maxRecordSize+1), h)
+	r, err := readBack(id, bufio.NewReaderSize(src, 64<<10), known)
+	if err != nil || hex.EncodeToString(h.Sum(nil)) != *ev.Record {
+		return nil
+	}
+	return r
+}
+
 // strayFile returns why server id's other files (its interrupted commit's
 // .new file and its last-seen file) make the store suspect, "" when they
 // are absent or regular files. Neither is trusted for its contents (the
@@ -337,7 +384,16 @@ func (v *view) commitBy(op, id string, r *record, now time.Time, by string) erro
 		digest *string
 		data   []byte
 	)
-	if r != nil {
+	switch {
+	case r != nil && v.db == nil:
+		// Written to its .new file and read back from there (see
+		// writeRecordFile); the event below makes it the record.
+		d, err := writeRecordFile(v.s.newPath(id), id, r)
+		if err != nil {
+			return err
+		}
+		digest = &d
+	case r != nil:
 		var err error
 		if data, err = encodeRecord(r); err != nil {
 			return err
@@ -364,11 +420,6 @@ func (v *view) commitBy(op, id string, r *record, now time.Time, by string) erro
 		v.ch.add(e, lineHash(line))
 		v.remember()
 		return nil
-	}
-	if r != nil {
-		if err := writeSynced(v.s.newPath(id), data); err != nil {
-			return fileError(id, err)
-		}
 	}
 	if err := v.appendEvent(append(line, '\n')); err != nil {
 		return fileError("", err)

@@ -135,9 +135,24 @@ func readLimited(f *os.File, path string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, tooLarge(path, limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+	// Read into a buffer of the size the file has (as os.ReadFile does;
+	// io.ReadAll grows one by doubling, which for the 11 MB record of a
+	// 10,000-tool server allocated 24 MB), one byte more to see its end,
+	// and grow it only if the file grew.
+	r := io.LimitReader(f, limit+1)
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(data)) > limit {
 		return nil, tooLarge(path, limit)

@@ -59,3 +59,32 @@ func TestReadFileTooLargeIsTyped(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestReadFileAllocatesItsSize: ReadFile reads into a buffer the size of
+// the file (and one byte to see its end), not one grown by doubling; the
+// bytes and the limit are as before.
+func TestReadFileAllocatesItsSize(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "record.json")
+	want := strings.Repeat("0123456789", 100_000)
+	if err := atomicfile.WriteFile(path, []byte(want), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := atomicfile.ReadFile(path, int64(len(want)))
+	if err != nil || string(got) != want {
+		t.Fatalf("ReadFile = %d bytes, %v", len(got), err)
+	}
+	if cap(got) > len(want)+1 {
+		t.Errorf("ReadFile's buffer is %d bytes for a %d-byte file", cap(got), len(want))
+	}
+	if _, err := atomicfile.ReadFile(path, int64(len(want))-1); !errors.Is(err, atomicfile.ErrTooLarge) {
+		t.Errorf("a file one byte over its limit: %v", err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := atomicfile.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := atomicfile.ReadFile(empty, 10); err != nil || len(got) != 0 {
+		t.Errorf("an empty file: %q, %v", got, err)
+	}
+}

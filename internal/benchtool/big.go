@@ -65,6 +65,9 @@ type bigResult struct {
 	FirstMS      []num `json:"mcpseal_first_ms"`  // mcpseal run, empty pin store: pins on first use
 	PinnedMS     []num `json:"mcpseal_pinned_ms"` // mcpseal run, second session: verifies
 	PeakRSSMiB   []num `json:"mcpseal_peak_rss_mib"`
+	// Each session's own peak (PeakRSSMiB is the larger of the two).
+	FirstRSSMiB  []num `json:"mcpseal_first_rss_mib"`
+	PinnedRSSMiB []num `json:"mcpseal_pinned_rss_mib"`
 	// The same sessions' handshakes alone (spawn to connected): the rest
 	// of each figure above is the listing.
 	DirectConnectMS []num `json:"direct_connect_ms"`
@@ -109,6 +112,8 @@ func runBig(ctx context.Context, b *binaries, dir string, g generation, rounds i
 				add(&r.PinnedMS, s2.elapsed)
 				add(&r.PinnedConnectMS, s2.connect)
 				r.PeakRSSMiB = append(r.PeakRSSMiB, num(float64(max(s1.rssKiB, s2.rssKiB))/1024))
+				r.FirstRSSMiB = append(r.FirstRSSMiB, num(float64(s1.rssKiB)/1024))
+				r.PinnedRSSMiB = append(r.PinnedRSSMiB, num(float64(s2.rssKiB)/1024))
 				return nil
 			},
 		}

@@ -262,9 +262,9 @@ func writeText(w io.Writer, r *report) error {
 		if b := g.Big; b != nil {
 			ms := func(v []num) string { return formatValue(median(floats(v)), "ms") }
 			fmt.Fprintf(w, "%d tools (%.1f MB listing), spawn to the last page (of which the handshake), median of %d:\n", b.Tools, float64(b.ListingBytes)/1e6, len(b.DirectMS))
-			fmt.Fprintf(w, "  direct %s (%s); mcpseal run, empty pin store %s (%s); pinned %s (%s); mcpseal peak RSS %s\n",
+			fmt.Fprintf(w, "  direct %s (%s); mcpseal run, empty pin store %s (%s); pinned %s (%s); mcpseal peak RSS %s (first session %s, pinned %s)\n",
 				ms(b.DirectMS), ms(b.DirectConnectMS), ms(b.FirstMS), ms(b.FirstConnectMS), ms(b.PinnedMS), ms(b.PinnedConnectMS),
-				formatValue(maxOf(floats(b.PeakRSSMiB)), "MiB"))
+				formatValue(maxOf(floats(b.PeakRSSMiB)), "MiB"), formatValue(maxOf(floats(b.FirstRSSMiB)), "MiB"), formatValue(maxOf(floats(b.PinnedRSSMiB)), "MiB"))
 		}
 
 	}
