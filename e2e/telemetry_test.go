@@ -319,9 +319,14 @@ func TestTraceSpanTreeOverOTLPHTTP(t *testing.T) {
 	if continued != 1 {
 		t.Errorf("%d call spans continue the client's trace, want 1 (the malformed traceparent must be ignored)", continued)
 	}
-	refused := spansNamed(spans, "tools/call not-listed")
-	if len(refused) != 1 || attr(refused[0], "mcpseal.outcome") != "refused" || attr(refused[0], "mcpseal.refusal.code") != "unknown-tool" {
+	// A tool outside the verified contract: the name the client made up
+	// is in no span (the span is the method's).
+	refused := spansNamed(spans, "tools/call")
+	if len(refused) != 1 || attr(refused[0], "mcpseal.outcome") != "refused" || attr(refused[0], "mcpseal.refusal.code") != "unknown-tool" || attr(refused[0], "gen_ai.tool.name") != "" {
 		t.Errorf("the refused call's span: %v", refused)
+	}
+	if n := len(spansNamed(spans, "tools/call not-listed")); n != 0 {
+		t.Errorf("%d spans named after a tool outside the contract", n)
 	}
 	for _, u := range spansNamed(spans, "mcpseal.upstream") {
 		if len(refused) == 1 && bytes.Equal(u.ParentSpanId, refused[0].SpanId) {

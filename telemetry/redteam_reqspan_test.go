@@ -305,7 +305,7 @@ func TestRedTeamPreflightSpanUnderALookalikeCall(t *testing.T) {
 			return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict { return gate.Verdict{Kind: gate.Allow} }}
 		}})
 		// The lookalike: unknown, forwarded under monitor, no hook.
-		took(t, s, callFrame(1, "get weather", ""))
+		tookUnknown(t, s, callFrame(1, "get weather", ""))
 		forwarded(s, callFrame(1, "get weather", ""))
 		// The verified tool.
 		took(t, s, callFrame(2, "get_weather", ""))

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -90,17 +91,19 @@ const maxShapes = 256
 // The outcome of most requests, built once.
 var okOutcome = []attribute.KeyValue{attribute.String(attrOutcome, "ok")}
 
-// shape returns the span shape of r, built at most once per session.
-func (s *Session) shape(r *request) *spanShape {
-	k := shapeKey{r.method, r.tool}
+// shape returns the span shape of a request of method (and, for a call of
+// a tool of the verified contract, the tool's safe name), built at most
+// once per session.
+func (s *Session) shape(method, tool string) *spanShape {
+	k := shapeKey{method, tool}
 	if sh := s.shapes[k]; sh != nil {
 		return sh
 	}
-	name := r.method
-	attrs := []attribute.KeyValue{attribute.String(attrMethod, r.method), attribute.String(attrSession, s.id)}
-	if r.tool != "" {
-		name += " " + r.tool
-		attrs = append(attrs, attribute.String(attrTool, r.tool), attribute.String(attrOperation, "execute_tool"))
+	name := method
+	attrs := []attribute.KeyValue{attribute.String(attrMethod, method), attribute.String(attrSession, s.id)}
+	if tool != "" {
+		name += " " + tool
+		attrs = append(attrs, attribute.String(attrTool, tool), attribute.String(attrOperation, "execute_tool"))
 	}
 	if s.protocol != "" {
 		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
@@ -118,7 +121,6 @@ func (s *Session) shape(r *request) *spanShape {
 type request struct {
 	key        string // its key in pending
 	method     string // a methods label
-	tool       string // safe name, tools/call only
 	start      time.Time
 	upstream   time.Time  // when it was forwarded; zero before
 	fromServer bool       // the server answered it
@@ -231,12 +233,12 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	if s.t.tracer == nil {
 		return // metrics need neither the tool's name (the gate's events carry it) nor _meta
 	}
-	tool, meta := callFacts(m.Params)
-	if r.method == "tools/call" {
-		r.tool = contract.SafeName(tool)
-	}
-	sh := s.shape(r)
+	// A call's span is named after its tool once the gate has found the
+	// tool in the verified contract (decide): until then, and for a name
+	// the client made up, it is the method's.
+	sh := s.shape(r.method, "")
 	r.shape = sh
+	meta := metaOf(m.Params)
 	parent, link := s.ctx, trace.SpanContext{}
 	if tp, ts, ok := s.clientContext(meta, hdr); ok {
 		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
@@ -250,22 +252,15 @@ func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContext
 	return c
 }
 
-var factNames = []string{"name", "_meta"}
-
-// callFacts reads params.name and params._meta in one pass (nil and ""
-// when absent or unreadable).
-func callFacts(params []byte) (name string, meta []byte) {
-	if len(params) == 0 || params[0] != '{' {
-		return "", nil
+// metaOf returns params._meta, nil when absent or unreadable, or when it
+// cannot name a trace context: params that hold neither "trace" nor an
+// escape cannot (metaContext reads such a _meta as no context), and are
+// not read at all.
+func metaOf(params []byte) []byte {
+	if !bytes.Contains(params, traceKey) && bytes.IndexByte(params, '\\') < 0 {
+		return nil
 	}
-	var v [2][]byte
-	if jsonrpc.Lookup(params, factNames, v[:]) != nil {
-		return "", nil
-	}
-	if v[0] != nil {
-		name, _ = jsonrpc.DecodeString(v[0])
-	}
-	return name, v[1]
+	return member(params, "_meta")
 }
 
 // member returns the raw value of an object's member, nil when absent or
@@ -406,7 +401,7 @@ func (s *Session) endRequest(r *request, attrs []attribute.KeyValue, now time.Ti
 	if rs.up.id.IsValid() && rs.up.end.IsZero() {
 		rs.up.end = now
 	}
-	rs.attrs, rs.end = attrs, now
+	rs.name, rs.attrs, rs.end = r.shape.name, attrs, now
 	s.t.spans.endRequest(rs)
 }
 
@@ -434,6 +429,9 @@ func (s *Session) decide(ci gate.CallInfo, v gate.Verdict) gate.Verdict {
 	s.mu.Lock()
 	name := contract.SafeName(ci.Tool.Name)
 	r := s.pending[ci.Request] // the gate names the call's request
+	if r != nil && r.method == "tools/call" {
+		r.shape = s.shape(r.method, name) // a tool of the verified contract
+	}
 	s.mu.Unlock()
 	if v.Kind != gate.Later || v.Work == nil || r == nil || !r.span.traced() {
 		return v
@@ -514,7 +512,7 @@ func (s *Session) event(e gate.Event) {
 		case "asked":
 			m.confirms.Inc("asked")
 			if r := s.pending[e.Request]; r != nil && r.span.traced() && r.confirm == nil {
-				_, r.confirm = s.t.tracer.Start(r.span.context(), "mcpseal.confirm", trace.WithAttributes(attribute.String(attrTool, r.tool)))
+				_, r.confirm = s.t.tracer.Start(r.span.context(), "mcpseal.confirm", trace.WithAttributes(attribute.String(attrTool, e.Name)))
 			}
 		default:
 			outcome := "declined"

@@ -99,7 +99,21 @@ func errorFrame(id, code int, reason string) string {
 }
 
 // The gate's steps, as a session's observer sees them.
-func took(t *testing.T, s *Session, frame string) { s.Took(gate.ToClient, peeked(t, frame)) }
+// took shows s a client's request; a tools/call's tool is taken for one
+// of the verified contract, as the gate's Call hook tells the observer
+// (decide) before anything else of the call.
+func took(t *testing.T, s *Session, frame string) {
+	t.Helper()
+	m := peeked(t, frame)
+	s.Took(gate.ToClient, m)
+	if m.Method == "tools/call" {
+		s.decide(gate.CallInfo{Tool: contract.Definition{Name: paramString(m.Params, "name")}, Request: jsonrpc.IDKey(m.ID)}, gate.Verdict{Kind: gate.Allow})
+	}
+}
+
+// tookUnknown shows s a tools/call of a tool outside the verified
+// contract: the gate refuses it before any hook.
+func tookUnknown(t *testing.T, s *Session, frame string) { s.Took(gate.ToClient, peeked(t, frame)) }
 func answered(t *testing.T, s *Session, frame string) {
 	s.Took(gate.ToServer, peeked(t, frame))
 }
@@ -227,13 +241,23 @@ func TestSpanTreeOfEachCallPath(t *testing.T) {
 				attrs: "error.type=-32603;" + callAttrs + "mcpseal.outcome=error;rpc.response.status_code=-32603"},
 			{name: "mcpseal.upstream", parent: "tools/call echo", kind: client, attrs: "mcp.method.name=tools/call", status: failed}},
 	}, {
+		// A tool outside the verified contract: its name, the client's, is
+		// in no span.
 		name: "refused by the gate before forwarding",
 		run: func(t *testing.T, s *Session) {
-			took(t, s, callFrame(2, "echo", ""))
+			tookUnknown(t, s, callFrame(2, "echo", ""))
 			delivered(s, errorFrame(2, -32020, "unknown-tool"))
 		},
+		want: []treeSpan{sessionSpan, {name: "tools/call", parent: "mcpseal.session", kind: server, status: failed,
+			attrs: "error.type=-32020;mcp.method.name=tools/call;mcp.session.id=SESSION;mcpseal.outcome=refused;mcpseal.refusal.code=unknown-tool;rpc.response.status_code=-32020"}},
+	}, {
+		name: "refused by the host's policy",
+		run: func(t *testing.T, s *Session) {
+			took(t, s, callFrame(2, "echo", ""))
+			delivered(s, errorFrame(2, -32011, "policy"))
+		},
 		want: []treeSpan{sessionSpan, {name: "tools/call echo", parent: "mcpseal.session", kind: server, status: failed,
-			attrs: "error.type=-32020;" + callAttrs + "mcpseal.outcome=refused;mcpseal.refusal.code=unknown-tool;rpc.response.status_code=-32020"}},
+			attrs: "error.type=-32011;" + callAttrs + "mcpseal.outcome=refused;mcpseal.refusal.code=policy;rpc.response.status_code=-32011"}},
 	}, {
 		name: "held for confirmation, then forwarded",
 		run: func(t *testing.T, s *Session) {
