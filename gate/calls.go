@@ -340,6 +340,13 @@ func (s *Session) expireCalls() {
 	}
 }
 
+// cancelled tells a CancelObserver of a request given up.
+func (s *Session) cancelled(request, reason string) {
+	if o, ok := s.cfg.Hooks.Observer.(CancelObserver); ok {
+		o.Cancelled(request, reason)
+	}
+}
+
 // Refuse closes the session before anything reached the server (a
 // before_connect refusal): every request gets r.
 func (s *Session) Refuse(r Refusal) []Out {
@@ -373,6 +380,7 @@ func (s *Session) Cancel(request, reason string) []Out {
 		if m, err := jsonrpc.Peek(f); err == nil && m.Kind == jsonrpc.Request && jsonrpc.IDKey(m.ID) == request {
 			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
 			s.queueBytes -= len(f)
+			s.cancelled(request, reason)
 			if m.Method == methodToolsCall {
 				name, _ := paramString(m.Params, "name")
 				s.event(Event{Op: "call", Outcome: "refused", Code: reason, Kind: contract.Tools, Name: contract.SafeName(name), Request: request})
@@ -385,9 +393,7 @@ func (s *Session) Cancel(request, reason string) []Out {
 		return s.flush()
 	}
 	s.forget(request)
-	if o, ok := s.cfg.Hooks.Observer.(CancelObserver); ok {
-		o.Cancelled(request, reason)
-	}
+	s.cancelled(request, reason)
 	if p.call != nil {
 		s.event(Event{Op: "call", Outcome: "refused", Code: reason, Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Request: request})
 	}
