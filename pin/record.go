@@ -317,19 +317,6 @@ func hexKeys(defs map[string]json.RawMessage) bool {
 // version 1 is upgraded in memory (upgradeV1); it is written as version 2
 // by the next change.
 func decodeRecord(id string, data []byte) (*record, error) {
-	// A record of the current version, alone in the file, is decoded once.
-	// The result is the one of the general path below: strict decoding
-	// succeeded on a single JSON value, so json.Unmarshal of the version
-	// alone succeeds too and reads the same number (the last "version"
-	// member, matched as both match names); anything else takes that path.
-	// (It read the 32 KB record of a 40-tool server four times, a tenth of
-	// run's start-up CPU: docs/performance.md, issue 12.)
-	if r, ok := decodeCurrent(data); ok {
-		if err := r.check(id); err != nil {
-			return nil, fmt.Errorf("record file is malformed: %v", err)
-		}
-		return r, nil
-	}
 	var head struct {
 		Version int `json:"version"`
 	}
@@ -373,24 +360,6 @@ func decodeStrict(data []byte, v any) error {
 		return errors.New("record file has data after the record")
 	}
 	return nil
-}
-
-// decodeCurrent decodes data strictly as a record of the current
-// version; ok is false unless data is exactly one such record (and white
-// space).
-func decodeCurrent(data []byte) (r *record, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	r = new(record)
-	if dec.Decode(r) != nil || r.Version != recordVersion {
-		return nil, false
-	}
-	for _, c := range data[dec.InputOffset():] {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			return nil, false
-		}
-	}
-	return r, true
 }
 
 // check verifies everything a record says about itself.
