@@ -6,6 +6,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -249,7 +250,7 @@ func classify(err error, stderrTail []byte) string {
 		return "probe-failed"
 	}
 	if pe.Reason == "exited" || pe.Reason == "error-response" || pe.Reason == "timeout" {
-		if credentialWords.Match(stderrTail) {
+		if credentialWords().Match(stderrTail) {
 			return "needs-credentials"
 		}
 	}
@@ -260,4 +261,6 @@ func classify(err error, stderrTail []byte) string {
 }
 
 // credentialWords are what servers print when they need a key to start.
-var credentialWords = regexp.MustCompile(`(?i)(api[ _-]?key|access[ _-]?token|auth[ _-]?token|credential|unauthori[sz]ed|environment variable|env var|must be set|is not set|missing [a-z_ ]*(key|token|secret))`)
+var credentialWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(api[ _-]?key|access[ _-]?token|auth[ _-]?token|credential|unauthori[sz]ed|environment variable|env var|must be set|is not set|missing [a-z_ ]*(key|token|secret))`)
+})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"sync"
 
 	"github.com/mcpseal/mcpseal/egress"
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
@@ -76,7 +77,7 @@ const (
 	maxArgs       = 256
 )
 
-var routeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var routeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // ReadRoutes reads and checks a routes file. It is the host's config: a
 // final link is followed, but a FIFO or device is refused without
@@ -136,7 +137,7 @@ func (rs *Routes) Names() []string {
 }
 
 func (r *Route) check(name string) error {
-	if !routeName.MatchString(name) {
+	if !routeName().MatchString(name) {
 		return fmt.Errorf("route name %q: use 1 to 64 of A-Z a-z 0-9 _ . - (starting with a letter or digit)", safe(name))
 	}
 	if r == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -21,8 +22,9 @@ const (
 )
 
 var (
-	digestRe = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	viaRe    = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+	// Compiled on first use: run reads a lock only when there is one.
+	digestRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
+	viaRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`) })
 )
 
 // check verifies everything a lock says about itself, puts every
@@ -98,7 +100,7 @@ func (e *Entry) checkCommand(add func(string, string, ...any)) {
 		add("command", "args and env must be present")
 	}
 	for k, v := range c.Env {
-		if k == "" || !digestRe.MatchString(v) {
+		if k == "" || !digestRe().MatchString(v) {
 			add("command", "env holds a name without a value digest")
 			break
 		}
@@ -182,11 +184,11 @@ func checkApproval(a *Approval, digest string, add func(string)) {
 // Validate checks the form of an approval record.
 func (a *Approval) Validate() error {
 	switch {
-	case !digestRe.MatchString(a.Digest):
+	case !digestRe().MatchString(a.Digest):
 		return fmt.Errorf("approval digest is not sha256: and 64 hex digits")
 	case !printable(a.ApprovedBy, maxApprover):
 		return fmt.Errorf("approved_by must be printable text of at most %d bytes", maxApprover)
-	case !viaRe.MatchString(a.Via):
+	case !viaRe().MatchString(a.Via):
 		return fmt.Errorf("via must be a lowercase word such as cli or pr")
 	case !printable(a.Ref, maxRef):
 		return fmt.Errorf("ref must be printable text of at most %d bytes", maxRef)

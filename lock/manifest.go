@@ -127,7 +127,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("%w: unknown manifest format %s", ErrBadSignature, strconv.Quote(truncate(m.Format, 40)))
 	}
-	if !digestRe.MatchString(m.LockDigest) || m.Sequence == 0 {
+	if !digestRe().MatchString(m.LockDigest) || m.Sequence == 0 {
 		return nil, fmt.Errorf("%w: no valid lock digest and sequence", ErrBadSignature)
 	}
 	if t, err := time.Parse(time.RFC3339, m.SignedAt); err != nil || t.UTC().Format(time.RFC3339) != m.SignedAt {

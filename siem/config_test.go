@@ -16,7 +16,7 @@ import (
 
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "siem", "audit", "jsonrpc", "contract", "canon", "internal/atomicfile", "internal/otlp")
+	depcheck.Only(t, "siem", "audit", "jsonrpc", "contract", "canon", "internal/atomicfile", "internal/otlp", "internal/pbwire")
 }
 
 const goodConfig = `{"version": 1, "spool_events": 100, "sinks": {

@@ -8,12 +8,9 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+	"unicode/utf8"
 
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
-	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
+	"github.com/mcpseal/mcpseal/internal/pbwire"
 
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
@@ -56,34 +53,7 @@ func newOTLPLogs(c SinkConfig) (*otlpLogs, error) {
 }
 
 func (o *otlpLogs) send(ctx context.Context, lines []audit.Line) error {
-	now := uint64(time.Now().UnixNano())
-	recs := make([]*logspb.LogRecord, len(lines))
-	for i, l := range lines {
-		sev, text := logspb.SeverityNumber_SEVERITY_NUMBER_INFO, "INFO"
-		if severity(l) == sevNotice {
-			sev, text = logspb.SeverityNumber_SEVERITY_NUMBER_WARN, "WARN"
-		}
-		var at uint64
-		if t, err := time.Parse(time.RFC3339Nano, lineMember(l.Raw, "time")); err == nil && t.UnixNano() > 0 {
-			at = uint64(t.UnixNano())
-		}
-		recs[i] = &logspb.LogRecord{
-			TimeUnixNano: at, ObservedTimeUnixNano: now,
-			SeverityNumber: sev, SeverityText: text, EventName: "mcpseal.audit",
-			Body: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: string(l.Raw)}},
-			Attributes: []*commonpb.KeyValue{
-				{Key: "mcpseal.audit.seq", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: l.Seq}}},
-				{Key: "mcpseal.audit.prev", Value: strValue(l.Prev)},
-				{Key: "mcpseal.audit.hash", Value: strValue(l.Hash)},
-				{Key: "mcpseal.audit.sink", Value: strValue(o.name)},
-			},
-		}
-	}
-	rl := &logspb.ResourceLogs{
-		Resource:  &resourcepb.Resource{Attributes: []*commonpb.KeyValue{{Key: "service.name", Value: strValue("mcpseal")}}},
-		ScopeLogs: []*logspb.ScopeLogs{{Scope: &commonpb.InstrumentationScope{Name: "mcpseal.audit"}, LogRecords: recs}},
-	}
-	b, err := proto.Marshal(rl)
+	b, err := appendResourceLogs(nil, o.name, lines, uint64(time.Now().UnixNano()))
 	if err != nil {
 		return err
 	}
@@ -97,8 +67,149 @@ func (o *otlpLogs) send(ctx context.Context, lines []audit.Line) error {
 	return nil
 }
 
-func strValue(s string) *commonpb.AnyValue {
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: s}}
+// The OTLP logs message (opentelemetry/proto/logs/v1) is encoded by hand,
+// byte for byte what proto.Marshal writes for it (TestLogsEncodingIsProtoMarshals,
+// FuzzLogsEncoding): fields in number order but a oneof's member last,
+// proto3 scalars left out when zero, a oneof's member written even when
+// zero. The mcpseal binary then links neither the protobuf runtime nor
+// the OTLP message types, whose initialisers ran at every start
+// (docs/performance.md, issue 12).
+
+// Field numbers of opentelemetry/proto/{common,resource,logs}/v1.
+const (
+	fieldResourceLogsResource  = 1
+	fieldResourceLogsScopeLogs = 2
+	fieldResourceAttributes    = 1
+	fieldScopeLogsScope        = 1
+	fieldScopeLogsRecords      = 2
+	fieldScopeName             = 1
+	fieldKeyValueKey           = 1
+	fieldKeyValueValue         = 2
+	fieldAnyValueString        = 1
+	fieldAnyValueInt           = 3
+
+	fieldRecordTime         = 1
+	fieldRecordSeverity     = 2
+	fieldRecordSeverityText = 3
+	fieldRecordBody         = 5
+	fieldRecordAttributes   = 6
+	fieldRecordObserved     = 11
+	fieldRecordEventName    = 12
+
+	severityInfo = 9  // SEVERITY_NUMBER_INFO
+	severityWarn = 13 // SEVERITY_NUMBER_WARN
+)
+
+// errNotUTF8 is proto.Marshal's refusal of a proto3 string that is not
+// UTF-8: the batch is not sent (and is retried, as any failed send).
+var errNotUTF8 = errors.New("otlp logs: a string is not valid UTF-8")
+
+// appendResourceLogs appends the ResourceLogs of lines, one record each,
+// observed at now, to b.
+func appendResourceLogs(b []byte, sink string, lines []audit.Line, now uint64) ([]byte, error) {
+	e := logsEncoder{b: b}
+	r := e.begin(fieldResourceLogsResource)
+	e.keyValue(fieldResourceAttributes, "service.name", func() { e.oneofStr(fieldAnyValueString, "mcpseal") })
+	e.end(r)
+	sl := e.begin(fieldResourceLogsScopeLogs)
+	sc := e.begin(fieldScopeLogsScope)
+	e.str(fieldScopeName, "mcpseal.audit")
+	e.end(sc)
+	for _, l := range lines {
+		sev, text := uint64(severityInfo), "INFO"
+		if severity(l) == sevNotice {
+			sev, text = severityWarn, "WARN"
+		}
+		var at uint64
+		if t, err := time.Parse(time.RFC3339Nano, lineMember(l.Raw, "time")); err == nil && t.UnixNano() > 0 {
+			at = uint64(t.UnixNano())
+		}
+		rec := e.begin(fieldScopeLogsRecords)
+		e.fixed64(fieldRecordTime, at)
+		e.b = pbwire.AppendTag(e.b, fieldRecordSeverity, pbwire.VarintType)
+		e.b = pbwire.AppendVarint(e.b, sev)
+		e.str(fieldRecordSeverityText, text)
+		body := e.begin(fieldRecordBody)
+		e.bad = e.bad || !utf8.Valid(l.Raw)
+		e.b = pbwire.AppendTag(e.b, fieldAnyValueString, pbwire.BytesType)
+		e.b = pbwire.AppendBytes(e.b, l.Raw)
+		e.end(body)
+		e.keyValue(fieldRecordAttributes, "mcpseal.audit.seq", func() {
+			e.b = pbwire.AppendTag(e.b, fieldAnyValueInt, pbwire.VarintType)
+			e.b = pbwire.AppendVarint(e.b, uint64(l.Seq))
+		})
+		e.keyValue(fieldRecordAttributes, "mcpseal.audit.prev", func() { e.oneofStr(fieldAnyValueString, l.Prev) })
+		e.keyValue(fieldRecordAttributes, "mcpseal.audit.hash", func() { e.oneofStr(fieldAnyValueString, l.Hash) })
+		e.keyValue(fieldRecordAttributes, "mcpseal.audit.sink", func() { e.oneofStr(fieldAnyValueString, sink) })
+		e.fixed64(fieldRecordObserved, now)
+		e.str(fieldRecordEventName, "mcpseal.audit")
+		e.end(rec)
+	}
+	e.end(sl)
+	if e.bad {
+		return nil, errNotUTF8
+	}
+	return e.b, nil
+}
+
+// logsEncoder appends one message; bad records a string that is not
+// UTF-8.
+type logsEncoder struct {
+	b   []byte
+	bad bool
+}
+
+// begin appends the tag of an embedded message and one byte for its
+// length and returns where that byte is; end writes the length there,
+// moving the message when its length needs more bytes.
+func (e *logsEncoder) begin(num pbwire.Number) int {
+	e.b = pbwire.AppendTag(e.b, num, pbwire.BytesType)
+	e.b = append(e.b, 0)
+	return len(e.b) - 1
+}
+
+func (e *logsEncoder) end(at int) {
+	n := len(e.b) - at - 1
+	if n < 0x80 {
+		e.b[at] = byte(n)
+		return
+	}
+	w := pbwire.SizeVarint(uint64(n))
+	var pad [9]byte
+	e.b = append(e.b, pad[:w-1]...)
+	copy(e.b[at+w:], e.b[at+1:at+1+n])
+	pbwire.AppendVarint(e.b[at:at], uint64(n))
+}
+
+// str appends a proto3 string, left out when empty.
+func (e *logsEncoder) str(num pbwire.Number, s string) {
+	if s != "" {
+		e.oneofStr(num, s)
+	}
+}
+
+// oneofStr appends a string even when empty.
+func (e *logsEncoder) oneofStr(num pbwire.Number, s string) {
+	e.bad = e.bad || !utf8.ValidString(s)
+	e.b = pbwire.AppendTag(e.b, num, pbwire.BytesType)
+	e.b = pbwire.AppendString(e.b, s)
+}
+
+func (e *logsEncoder) fixed64(num pbwire.Number, v uint64) {
+	if v != 0 {
+		e.b = pbwire.AppendTag(e.b, num, pbwire.Fixed64Type)
+		e.b = pbwire.AppendFixed64(e.b, v)
+	}
+}
+
+// keyValue appends a KeyValue whose AnyValue's member value appends.
+func (e *logsEncoder) keyValue(num pbwire.Number, k string, value func()) {
+	m := e.begin(num)
+	e.str(fieldKeyValueKey, k)
+	v := e.begin(fieldKeyValueValue)
+	value()
+	e.end(v)
+	e.end(m)
 }
 
 // rejected reads ExportLogsServiceResponse.partial_success (field 1)
@@ -106,32 +217,32 @@ func strValue(s string) *commonpb.AnyValue {
 func rejected(answer []byte) int64 {
 	var n int64
 	for len(answer) > 0 {
-		num, typ, l := protowire.ConsumeTag(answer)
+		num, typ, l := pbwire.ConsumeTag(answer)
 		if l < 0 {
 			return -1
 		}
 		answer = answer[l:]
-		if num == 1 && typ == protowire.BytesType {
-			ps, l := protowire.ConsumeBytes(answer)
+		if num == 1 && typ == pbwire.BytesType {
+			ps, l := pbwire.ConsumeBytes(answer)
 			if l < 0 {
 				return -1
 			}
 			answer = answer[l:]
 			for len(ps) > 0 {
-				num, typ, l := protowire.ConsumeTag(ps)
+				num, typ, l := pbwire.ConsumeTag(ps)
 				if l < 0 {
 					return -1
 				}
 				ps = ps[l:]
-				if num == 1 && typ == protowire.VarintType {
-					v, l := protowire.ConsumeVarint(ps)
+				if num == 1 && typ == pbwire.VarintType {
+					v, l := pbwire.ConsumeVarint(ps)
 					if l < 0 {
 						return -1
 					}
 					n, ps = int64(v), ps[l:]
 					continue
 				}
-				l = protowire.ConsumeFieldValue(num, typ, ps)
+				l = pbwire.ConsumeFieldValue(num, typ, ps)
 				if l < 0 {
 					return -1
 				}
@@ -139,7 +250,7 @@ func rejected(answer []byte) int64 {
 			}
 			continue
 		}
-		l = protowire.ConsumeFieldValue(num, typ, answer)
+		l = pbwire.ConsumeFieldValue(num, typ, answer)
 		if l < 0 {
 			return -1
 		}

@@ -14,13 +14,15 @@ import (
 // command).
 func TestDependencies(t *testing.T) {
 	t.Parallel()
-	depcheck.Only(t, "telemetry", "gate", "contract", "jsonrpc", "pin", "policy", "canon", "internal/atomicfile", "internal/otlp")
+	depcheck.Only(t, "telemetry", "gate", "contract", "jsonrpc", "pin", "policy", "canon", "internal/atomicfile", "internal/otlp", "internal/pbwire")
 }
 
-// TestBinaryLinksNoHeavyClients: the gRPC library and the Prometheus Go
-// client stay out of the mcpseal binary (tests may use them as real
-// peers): their package initialisation costs every process megabytes
-// whether telemetry is on or not (see otlp.go, exposition.go).
+// TestBinaryLinksNoHeavyClients: the gRPC library, the Prometheus Go
+// client, the protobuf runtime and the OTLP message types stay out of the
+// mcpseal binary (tests may use them as real peers and references): their
+// package initialisation costs every process megabytes, or reads the
+// executable (protobuf's internal/detrand), whether telemetry is on or not
+// (see otlp.go, exposition.go, otlpmetrics.go).
 func TestBinaryLinksNoHeavyClients(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", "github.com/mcpseal/mcpseal/cmd/mcpseal").Output()
@@ -28,7 +30,8 @@ func TestBinaryLinksNoHeavyClients(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	for _, p := range strings.Fields(string(out)) {
-		if strings.HasPrefix(p, "google.golang.org/grpc") || strings.HasPrefix(p, "github.com/prometheus/client_golang") {
+		if strings.HasPrefix(p, "google.golang.org/grpc") || strings.HasPrefix(p, "github.com/prometheus/client_golang") ||
+			strings.HasPrefix(p, "google.golang.org/protobuf") || strings.HasPrefix(p, "go.opentelemetry.io/proto") {
 			t.Errorf("the binary links %s", p)
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 )
 
 // The meters and the Prometheus text exposition format (version 0.0.4),
@@ -30,7 +28,7 @@ type registry struct {
 
 type meter interface {
 	write(w *bufio.Writer)
-	otlp(start, now uint64) *metricspb.Metric
+	appendOTLP(e *metricsEncoder, start, now uint64)
 }
 
 func (r *registry) add(m meter) {

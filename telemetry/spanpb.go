@@ -9,13 +9,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpseal/mcpseal/internal/pbwire"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/mcpseal/mcpseal/internal/otlp"
 )
@@ -288,7 +288,7 @@ func clampUint32(v int) uint32 {
 }
 
 // appendKeyValue appends a common.v1.KeyValue as field num.
-func appendKeyValue(b []byte, num protowire.Number, kv attribute.KeyValue) []byte {
+func appendKeyValue(b []byte, num pbwire.Number, kv attribute.KeyValue) []byte {
 	m := beginMessage(&b, num)
 	b = appendString(b, 1, string(kv.Key))
 	b = appendAnyValue(b, 2, kv.Value)
@@ -299,24 +299,24 @@ func appendKeyValue(b []byte, num protowire.Number, kv attribute.KeyValue) []byt
 // appendAnyValue appends a common.v1.AnyValue as field num, with the
 // OpenTelemetry exporter's mapping of attribute types (an unknown type is
 // the string "INVALID", an empty value an empty AnyValue).
-func appendAnyValue(b []byte, num protowire.Number, v attribute.Value) []byte {
+func appendAnyValue(b []byte, num pbwire.Number, v attribute.Value) []byte {
 	m := beginMessage(&b, num)
 	switch v.Type() {
 	case attribute.BOOL:
-		b = protowire.AppendTag(b, 2, protowire.VarintType)
-		b = protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+		b = pbwire.AppendTag(b, 2, pbwire.VarintType)
+		b = pbwire.AppendVarint(b, pbwire.EncodeBool(v.AsBool()))
 	case attribute.INT64:
-		b = protowire.AppendTag(b, 3, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(v.AsInt64()))
+		b = pbwire.AppendTag(b, 3, pbwire.VarintType)
+		b = pbwire.AppendVarint(b, uint64(v.AsInt64()))
 	case attribute.FLOAT64:
-		b = protowire.AppendTag(b, 4, protowire.Fixed64Type)
-		b = protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
+		b = pbwire.AppendTag(b, 4, pbwire.Fixed64Type)
+		b = pbwire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
+		b = pbwire.AppendTag(b, 1, pbwire.BytesType)
 		b = appendUTF8(b, v.AsString())
 	case attribute.BYTESLICE:
-		b = protowire.AppendTag(b, 7, protowire.BytesType)
-		b = protowire.AppendBytes(b, v.AsByteSlice())
+		b = pbwire.AppendTag(b, 7, pbwire.BytesType)
+		b = pbwire.AppendBytes(b, v.AsByteSlice())
 	case attribute.BOOLSLICE:
 		b = appendArray(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
@@ -335,8 +335,8 @@ func appendAnyValue(b []byte, num protowire.Number, v attribute.Value) []byte {
 		endMessage(&b, a)
 	case attribute.EMPTY:
 	default:
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendString(b, "INVALID")
+		b = pbwire.AppendTag(b, 1, pbwire.BytesType)
+		b = pbwire.AppendString(b, "INVALID")
 	}
 	endMessage(&b, m)
 	return b
@@ -359,11 +359,11 @@ func appendArray[T any](b []byte, xs []T, value func(T) attribute.Value) []byte 
 // appendString appends a proto3 string, which must be UTF-8: invalid
 // bytes become U+FFFD. (The OTLP exporter's proto.Marshal refuses such a
 // string and with it the whole batch; a collector would refuse it too.)
-func appendString(b []byte, num protowire.Number, s string) []byte {
+func appendString(b []byte, num pbwire.Number, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = pbwire.AppendTag(b, num, pbwire.BytesType)
 	return appendUTF8(b, s)
 }
 
@@ -371,39 +371,39 @@ func appendUTF8(b []byte, s string) []byte {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	return protowire.AppendString(b, s)
+	return pbwire.AppendString(b, s)
 }
 
-func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
+func appendBytes(b []byte, num pbwire.Number, v []byte) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	b = pbwire.AppendTag(b, num, pbwire.BytesType)
+	return pbwire.AppendBytes(b, v)
 }
 
-func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
+func appendVarint(b []byte, num pbwire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	b = pbwire.AppendTag(b, num, pbwire.VarintType)
+	return pbwire.AppendVarint(b, v)
 }
 
-func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
+func appendFixed64(b []byte, num pbwire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
-	return protowire.AppendFixed64(b, v)
+	b = pbwire.AppendTag(b, num, pbwire.Fixed64Type)
+	return pbwire.AppendFixed64(b, v)
 }
 
-func appendFixed32(b []byte, num protowire.Number, v uint32) []byte {
+func appendFixed32(b []byte, num pbwire.Number, v uint32) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, v)
+	b = pbwire.AppendTag(b, num, pbwire.Fixed32Type)
+	return pbwire.AppendFixed32(b, v)
 }
 
 // beginMessage appends the tag of an embedded message and one byte for
@@ -411,8 +411,8 @@ func appendFixed32(b []byte, num protowire.Number, v uint32) []byte {
 // length there once the message is appended, moving the message when its
 // length needs more than one byte. Nested messages end innermost first,
 // so an outer length counts its inner ones' final sizes.
-func beginMessage(b *[]byte, num protowire.Number) int {
-	*b = protowire.AppendTag(*b, num, protowire.BytesType)
+func beginMessage(b *[]byte, num pbwire.Number) int {
+	*b = pbwire.AppendTag(*b, num, pbwire.BytesType)
 	*b = append(*b, 0)
 	return len(*b) - 1
 }
@@ -423,9 +423,9 @@ func endMessage(b *[]byte, at int) {
 		(*b)[at] = byte(n)
 		return
 	}
-	w := protowire.SizeVarint(uint64(n))
+	w := pbwire.SizeVarint(uint64(n))
 	var pad [9]byte
 	*b = append(*b, pad[:w-1]...)
 	copy((*b)[at+w:], (*b)[at+1:at+1+n])
-	protowire.AppendVarint((*b)[at:at], uint64(n))
+	pbwire.AppendVarint((*b)[at:at], uint64(n))
 }

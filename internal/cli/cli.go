@@ -112,7 +112,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mcpseal: error: %s: %v\n", memProfileEnv, err)
 		}
 	}()
-	root := newRoot(e)
+	root := newRoot(e, args)
 	root.SetArgs(args)
 	err = root.Execute()
 	if err == nil {
@@ -143,7 +143,7 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
-func newRoot(e *env) *cobra.Command {
+func newRoot(e *env, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "mcpseal",
 		Short: "Pin and gate the MCP servers your clients run",
@@ -168,6 +168,15 @@ Try it in ten seconds, with no network:
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{withHint(err, "see 'mcpseal %s --help'", c.Name())}
 	})
+	// run starts beside every server a client launches, and uses no other
+	// command: building the others' flag sets was a sixth of what a run
+	// session allocates, and mapped their code (docs/performance.md, issue
+	// 12). Its help, flags and errors are the same either way
+	// (TestRunAloneIsTheSameCommand).
+	if len(args) > 0 && args[0] == "run" {
+		root.AddCommand(newRunCmd(e))
+		return root
+	}
 	for _, add := range commands {
 		root.AddCommand(add(e))
 	}

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Line is an mcpseal launch line split from its launcher.
@@ -66,10 +67,12 @@ func IsNPX(command string) bool {
 	return false
 }
 
-var release = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]{1,32})?$`)
+var release = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]{1,32})?$`)
+})
 
 // ValidVersion reports whether v is an exact release version ("0.3.0").
-func ValidVersion(v string) bool { return release.MatchString(v) }
+func ValidVersion(v string) bool { return release().MatchString(v) }
 
 // Spec is the npx package spec of an mcpseal version: "mcpseal@0.3.0".
 func Spec(version string) string { return "mcpseal@" + version }

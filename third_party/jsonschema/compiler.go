@@ -19,10 +19,9 @@ type Compiler struct {
 
 // NewCompiler create Compiler Object.
 //
-// mcpseal: modified to compile the drafts' metaschemas here, once, rather
-// than in init (see MCPSEAL.md).
+// mcpseal: the drafts' metaschemas are compiled on each draft's first use
+// (Draft.load), not in init (see MCPSEAL.md).
 func NewCompiler() *Compiler {
-	metaschemasOnce.Do(loadMetaschemas)
 	return newCompiler()
 }
 
