@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpseal/mcpseal/contract"
 )
 
 // deepDefinition is a JSON array nested depth deep: valid JSON alone
@@ -189,6 +191,62 @@ func TestRedTeamTamperedRecordFileOnTheFastPath(t *testing.T) {
 			wantTampered(t, err, id.ID)
 			if r != nil {
 				t.Error("a tampered record file was read as a record")
+			}
+		})
+	}
+}
+
+// TestRedTeamDriftOnTheFastPath: a session whose listing shares its texts
+// with the pin (the case recordKnowing is for) still sees every drift: a
+// definition changed, added, removed or renamed, the same bytes moved to
+// another kind, the instructions changed or dropped; and the pinned
+// listing itself matches. Each case checks that the record was streamed.
+func TestRedTeamDriftOnTheFastPath(t *testing.T) {
+	t.Parallel()
+	a, b := tool(t, "a", "A."), tool(t, "b", "B.")
+	pinned := contractOf(ptrTo("Hi."), a, b)
+	cases := []struct {
+		name string
+		c    *contract.Contract
+		want Outcome
+	}{
+		{"the same", contractOf(ptrTo("Hi."), a, b), Match},
+		{"the same, built again", contractOf(ptrTo("Hi."), tool(t, "b", "B."), tool(t, "a", "A.")), Match},
+		{"changed", contractOf(ptrTo("Hi."), a, tool(t, "b", "B!")), Drift},
+		{"added", contractOf(ptrTo("Hi."), a, b, tool(t, "c", "C.")), Drift},
+		{"removed", contractOf(ptrTo("Hi."), a), Drift},
+		{"renamed", contractOf(ptrTo("Hi."), a, tool(t, "c", "B.")), Drift},
+		{"moved to prompts", contractOf(ptrTo("Hi."), a, def(t, contract.Prompts, string(b.Canonical))), Drift},
+		{"instructions changed", contractOf(ptrTo("Hi!"), a, b), Drift},
+		{"instructions dropped", contractOf(nil, a, b), Drift},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := openStore(t)
+			id := IdentityForName("fast-drift")
+			observe(t, s, id, profileA, pinned, Guard)
+			tx := &texts{defs: map[string]json.RawMessage{}, instr: map[string]string{}}
+			if _, err := entryFor(tc.c, tx); err != nil {
+				t.Fatal(err)
+			}
+			v, err := s.open(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed := v.streamRecord(id.ID, tx.defs) != nil
+			v.close()
+			if !streamed {
+				t.Fatal("the record was not streamed")
+			}
+			for _, posture := range []Posture{Guard, Strict} {
+				res, err := s.Observe(id, obsOf(profileA), tc.c, posture, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Outcome != tc.want {
+					t.Errorf("%s: outcome %v, want %v", posture, res.Outcome, tc.want)
+				}
 			}
 		})
 	}
