@@ -251,3 +251,83 @@ func TestRedTeamDriftOnTheFastPath(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamPlantedNewFile: a regular <id>.json.new planted by another
+// process is trusted for nothing the chain does not name. Beside a sound
+// record file it changes nothing (the session streams the record and
+// matches); in place of a removed or edited record file, an earlier
+// version of the record or another server's record at .new is tampering;
+// only the bytes the latest event names roll forward.
+func TestRedTeamPlantedNewFile(t *testing.T) {
+	t.Parallel()
+	first := contractOf(nil, tool(t, "a", "A."))
+	second := contractOf(nil, tool(t, "a", "A, changed."))
+	cases := []struct {
+		name         string
+		record, new  func(old, cur, other []byte) []byte // record nil: removed
+		wantTampered bool
+	}{
+		{"garbage beside a sound record", keep, func(_, _, _ []byte) []byte { return []byte("{}\n") }, false},
+		{"an earlier version beside a sound record", keep, func(old, _, _ []byte) []byte { return old }, false},
+		{"an earlier version for a removed record", nil, func(old, _, _ []byte) []byte { return old }, true},
+		{"an earlier version for an edited record", func(_, cur, _ []byte) []byte { return cur[:len(cur)-1] }, func(old, _, _ []byte) []byte { return old }, true},
+		{"another server's record for a removed record", nil, func(_, _, other []byte) []byte { return other }, true},
+		{"the named record for a removed record", nil, func(_, cur, _ []byte) []byte { return cur }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := openStore(t)
+			id, otherID := IdentityForName("planted"), IdentityForName("planted-other")
+			path := filepath.Join(s.Dir(), id.ID+".json")
+			observe(t, s, id, profileA, first, Guard)
+			old, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := observe(t, s, id, profileA, second, Guard)
+			if err := s.Approve(id.ID, res.Pending, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			cur, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			observe(t, s, otherID, profileA, second, Guard)
+			other, err := os.ReadFile(filepath.Join(s.Dir(), otherID.ID+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.record == nil {
+				err = os.Remove(path)
+			} else {
+				err = os.WriteFile(path, tc.record(old, cur, other), 0o600)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(s.newPath(id.ID), tc.new(old, cur, other), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Observe(id, obsOf(profileA), second, Guard, time.Now())
+			if tc.wantTampered {
+				wantTampered(t, err, id.ID)
+				return
+			}
+			if err != nil || got.Outcome != Match {
+				t.Fatalf("Observe: %v, %v; want a match", got.Outcome, err)
+			}
+			// And the next commit neither trusts nor keeps the planted file.
+			res = observe(t, s, id, profileA, first, Guard)
+			if err := s.Approve(id.ID, res.Pending, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if got := observe(t, s, id, profileA, first, Strict); got.Outcome != Match {
+				t.Errorf("after the next commit: %v, want a match", got.Outcome)
+			}
+			mustVerify(t, s)
+		})
+	}
+}
+
+func keep(_, cur, _ []byte) []byte { return cur }
