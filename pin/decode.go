@@ -38,8 +38,49 @@ func decodeMembers(data []byte, r *record) error {
 		if n <= 0 || end > int64(len(data)) || int64(n) > end {
 			return nil, errors.New("definitions: a value is not where the decoder read it")
 		}
-		return json.RawMessage(data[end-int64(n) : end : end]), nil
+		raw := json.RawMessage(data[end-int64(n) : end : end])
+		if nestingDepth(raw) > maxDefinitionDepth {
+			return nil, errDefinitionDepth
+		}
+		return raw, nil
 	})
+}
+
+// maxDefinitionDepth is the deepest a definition may nest for the whole
+// record to decode: encoding/json refuses values nested deeper than 10,000,
+// and a definition is nested two deep in the record (the record object,
+// its definitions object). A definition decoded by a Decoder of its own
+// would be counted from zero: the member-by-member decoders check its
+// depth themselves, so that they accept exactly what decoding the whole
+// record accepts.
+const maxDefinitionDepth = 10000 - 2
+
+var errDefinitionDepth = errors.New("definitions: a value nests too deep")
+
+// nestingDepth is how deep arrays and objects nest in the JSON value b,
+// which a Decoder has checked.
+func nestingDepth(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // decodeFrom is decodeMembers reading from dec, with each definition's raw
@@ -173,6 +214,9 @@ func readBack(id string, rd io.Reader, known map[string]json.RawMessage) (*recor
 		v := sameValue{want: known[key]}
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
+		}
+		if nestingDepth(v.got) > maxDefinitionDepth {
+			return nil, errDefinitionDepth
 		}
 		return v.got, nil
 	})

@@ -14,11 +14,9 @@ import (
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
-// writeSynced writes data to path (created 0600, truncated) and fsyncs it.
-// A FIFO or link at path is refused (atomicfile.ErrNotRegular), never
-// written through or truncated.
+// writeSynced writes data to path (a new file, 0600) and fsyncs it.
 func writeSynced(path string, data []byte) error {
-	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := createFresh(path, os.O_WRONLY)
 	if err != nil {
 		return err
 	}
@@ -33,6 +31,20 @@ func writeSynced(path string, data []byte) error {
 	return f.Close()
 }
 
+// createFresh creates path anew (0600, opened with flag): whatever is at
+// the name is removed first, and the file is created exclusively, so that
+// nothing planted there is written through: not a symbolic link, a FIFO
+// (atomicfile), nor a hard link to another file (which O_TRUNC would have
+// emptied and overwritten: another server's record, the event log). A
+// name planted again between the removal and the creation fails the
+// creation.
+func createFresh(path string, flag int) (*os.File, error) {
+	if err := removeIfExists(path); err != nil {
+		return nil, err
+	}
+	return atomicfile.OpenFile(path, flag|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
 // removeIfExists removes path; a missing file is not an error.
 func removeIfExists(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -41,8 +53,8 @@ func removeIfExists(path string) error {
 	return nil
 }
 
-// writeRecordFile writes server id's record r to path (created 0600,
-// truncated; a FIFO or link there is refused), fsyncs it, and reads the
+// writeRecordFile writes server id's record r to path (a new file, see
+// createFresh), fsyncs it, and reads the
 // file back through readBack: nothing is committed that would not read
 // back as a sound record. It returns the file's hash (fileHash of its
 // bytes). The record is written as it is encoded and read back a member at
@@ -51,7 +63,7 @@ func removeIfExists(path string) error {
 // pin, when the listing and its canonical definitions are held too. The
 // file is removed when it fails.
 func writeRecordFile(path, id string, r *record) (digest string, err error) {
-	f, err := atomicfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := createFresh(path, os.O_RDWR)
 	if err != nil {
 		return "", fileError(id, err)
 	}
