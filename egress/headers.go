@@ -124,16 +124,16 @@ func SetHeaders(h http.Header, m jsonrpc.Message, b *Bindings) {
 		return
 	}
 	h.Set(methodHeader, m.Method)
-	if name, ok := nameOf(m); ok {
+	p := readParams(m.Params)
+	if name, ok := p.nameOf(m.Method); ok {
 		h.Set(nameHeader, encodeValue(name))
 	}
 	if m.Method != "tools/call" {
 		return
 	}
-	name, _ := stringMember(m.Params, "name")
-	args := member(m.Params, "arguments")
+	name, _ := stringValue(p.name)
 	for _, bd := range b.of(name) {
-		if v, ok := primitiveAt(args, bd.path); ok {
+		if v, ok := primitiveAt(p.arguments, bd.path); ok {
 			h.Set(paramPrefix+bd.header, encodeValue(v))
 		}
 	}
@@ -143,7 +143,8 @@ func SetHeaders(h http.Header, m jsonrpc.Message, b *Bindings) {
 // protocol version, Mcp-Method, Mcp-Name and the Mcp-Param-* headers of
 // the tool's known bindings. It returns ErrHeaderMismatch or nil.
 func CheckHeaders(h http.Header, m jsonrpc.Message, b *Bindings) error {
-	if v := MetaVersion(m.Params); v != "" && h.Get(versionHeader) != v {
+	p := readParams(m.Params)
+	if v, _ := stringMember(p.meta, metaVersionKey); v != "" && h.Get(versionHeader) != v {
 		return ErrHeaderMismatch
 	}
 	if got := h.Values(methodHeader); len(got) != 1 || got[0] != m.Method {
@@ -151,7 +152,7 @@ func CheckHeaders(h http.Header, m jsonrpc.Message, b *Bindings) error {
 			return ErrHeaderMismatch
 		}
 	}
-	if name, ok := nameOf(m); ok {
+	if name, ok := p.nameOf(m.Method); ok {
 		got := h.Values(nameHeader)
 		if len(got) != 1 {
 			return ErrHeaderMismatch
@@ -163,11 +164,10 @@ func CheckHeaders(h http.Header, m jsonrpc.Message, b *Bindings) error {
 	if m.Method != "tools/call" {
 		return nil
 	}
-	name, _ := stringMember(m.Params, "name")
-	args := member(m.Params, "arguments")
+	name, _ := stringValue(p.name)
 	for _, bd := range b.of(name) {
 		got := h.Values(paramPrefix + bd.header)
-		v, ok := primitiveAt(args, bd.path)
+		v, ok := primitiveAt(p.arguments, bd.path)
 		if !ok {
 			if len(got) > 0 {
 				return ErrHeaderMismatch
@@ -185,13 +185,44 @@ func CheckHeaders(h http.Header, m jsonrpc.Message, b *Bindings) error {
 	return nil
 }
 
-// nameOf is what Mcp-Name carries for m.
-func nameOf(m jsonrpc.Message) (string, bool) {
-	switch m.Method {
+// requestParams are the members of a request's params that the headers
+// are derived from, found in one pass over params (each is nil when
+// absent, or when params is not a valid object, as member would say).
+type requestParams struct {
+	meta, name, uri, arguments []byte
+}
+
+func readParams(params []byte) requestParams {
+	var p requestParams
+	if len(params) == 0 {
+		return p
+	}
+	ms, err := jsonrpc.Members(params) // refuses duplicate names: each key is there once
+	if err != nil {
+		return p
+	}
+	for _, m := range ms {
+		switch m.Key {
+		case "_meta":
+			p.meta = m.Value
+		case "name":
+			p.name = m.Value
+		case "uri":
+			p.uri = m.Value
+		case "arguments":
+			p.arguments = m.Value
+		}
+	}
+	return p
+}
+
+// nameOf is what Mcp-Name carries for a request of method.
+func (p requestParams) nameOf(method string) (string, bool) {
+	switch method {
 	case "tools/call", "prompts/get":
-		return stringMember(m.Params, "name")
+		return stringValue(p.name)
 	case "resources/read":
-		return stringMember(m.Params, "uri")
+		return stringValue(p.uri)
 	}
 	return "", false
 }
@@ -280,7 +311,11 @@ func member(obj []byte, key string) []byte {
 }
 
 func stringMember(obj []byte, key string) (string, bool) {
-	raw := member(obj, key)
+	return stringValue(member(obj, key))
+}
+
+// stringValue decodes a raw JSON string; false for nil or anything else.
+func stringValue(raw []byte) (string, bool) {
 	if raw == nil {
 		return "", false
 	}

@@ -1,12 +1,9 @@
 package httpgw
 
 import (
-	"io"
-	"log/slog"
 	"sync"
 
 	"github.com/mcpseal/mcpseal/gate"
-	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/oauth"
 )
 
@@ -136,77 +133,4 @@ func (e *exchange) since(n int) ([][]byte, bool) {
 		return nil, false
 	}
 	return e.log[n-e.base:], true
-}
-
-// outbox writes frames to the server, in order, on its own goroutine, so
-// that the session's lock is never held across a write.
-type outbox struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	frames [][]byte
-	bytes  int
-	closed bool
-	failed bool
-	w      *jsonrpc.Writer
-	c      io.Closer
-	log    *slog.Logger
-}
-
-func newOutbox(w io.WriteCloser, log *slog.Logger) *outbox {
-	o := &outbox{w: jsonrpc.NewWriter(w), c: w, log: log}
-	o.cond = sync.NewCond(&o.mu)
-	return o
-}
-
-func (o *outbox) push(f []byte) {
-	o.mu.Lock()
-	if !o.closed && !o.failed {
-		o.frames = append(o.frames, f)
-		o.bytes += len(f)
-		o.cond.Signal()
-	}
-	o.mu.Unlock()
-}
-
-// full reports whether the server is not keeping up.
-func (o *outbox) full() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.bytes > softInbox
-}
-
-// close lets the outbox write what is queued, then close the server's
-// stdin.
-func (o *outbox) close() {
-	o.mu.Lock()
-	o.closed = true
-	o.cond.Signal()
-	o.mu.Unlock()
-}
-
-func (o *outbox) run() {
-	o.mu.Lock()
-	for {
-		for len(o.frames) == 0 && !o.closed {
-			o.cond.Wait()
-		}
-		if len(o.frames) == 0 {
-			break
-		}
-		f := o.frames[0]
-		o.frames[0] = nil
-		o.frames = o.frames[1:]
-		o.mu.Unlock()
-		err := o.w.Write(f)
-		o.mu.Lock()
-		o.bytes -= len(f)
-		if err != nil {
-			o.log.Warn("writing to the server failed", "err", err)
-			o.failed = true
-			o.frames, o.bytes = nil, 0
-			break
-		}
-	}
-	o.mu.Unlock()
-	_ = o.c.Close()
 }

@@ -166,7 +166,7 @@ func wantRefused(t *testing.T, resp *http.Response, body []byte, status, code in
 // sseFrames returns the data of the events in an event-stream body, or
 // the body itself when it is JSON.
 func sseFrames(body []byte) [][]byte {
-	if !bytes.HasPrefix(body, []byte("event:")) && !bytes.HasPrefix(body, []byte("data:")) {
+	if !bytes.HasPrefix(body, []byte("event:")) && !bytes.HasPrefix(body, []byte("data:")) && !bytes.HasPrefix(body, []byte("id:")) {
 		return [][]byte{body}
 	}
 	var out [][]byte

@@ -21,6 +21,9 @@ const (
 // of a stateless server choose ids independently); the answer gets the
 // client's exact bytes back.
 func (s *session) send(ex *exchange, frame []byte, m jsonrpc.Message) *refusal {
+	// What the gate sends the server for this message is written by this
+	// goroutine once the lock is released (outbox.hold): after Unlock.
+	defer s.in.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastUsed = time.Now()
@@ -74,7 +77,10 @@ func (s *session) send(ex *exchange, frame []byte, m jsonrpc.Message) *refusal {
 		s.tracer.HeaderContext(ex.traceparent, ex.tracestate)
 		defer s.tracer.HeaderContext(nil, nil)
 	}
-	if s.run(ex, gate.ToClient, frame, func() []gate.Out { return s.g.FromClient(frame) }) {
+	s.inline = true
+	ok := s.run(ex, gate.ToClient, frame, func() []gate.Out { return s.g.FromClient(frame) })
+	s.inline = false
+	if ok {
 		s.after()
 	}
 	return nil

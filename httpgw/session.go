@@ -82,6 +82,9 @@ type session struct {
 	doneAt   time.Time
 	done     bool // the gate closed or the server exited
 	failed   bool // a gate step panicked: the gate is not called again (fail.go)
+	// inline: the step running is a client message's (send), whose
+	// handler goroutine writes the frames for the server itself.
+	inline   bool
 	timer    *time.Timer
 	shutOnce sync.Once
 }
@@ -335,7 +338,11 @@ func waitChan(c chan struct{}, d time.Duration) bool {
 func (s *session) dispatch(outs []gate.Out, origin *exchange) {
 	for _, o := range outs {
 		if o.To == gate.ToServer {
-			s.in.push(o.Frame)
+			if s.inline {
+				s.in.hold(o.Frame) // send flushes it
+			} else {
+				s.in.push(o.Frame)
+			}
 			continue
 		}
 		s.toClient(o.Frame, origin)

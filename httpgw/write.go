@@ -10,10 +10,11 @@ import (
 	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
-// respond writes the answer to one POSTed request: an event stream,
-// flushed per event, that ends with the answer, when the client accepts
-// one (as the SDKs' servers do by default); plain JSON for a client that
-// accepts only JSON (server messages are then never routed to it).
+// respond writes the answer to one POSTed request: plain JSON when the
+// answer is all there is and the client accepts JSON (one write; the
+// spec lets the server choose), else an event stream that ends with the
+// answer, flushed as events come. A client that accepts only JSON gets
+// JSON (server messages are then never routed to it).
 func (gw *Gateway) respond(w http.ResponseWriter, r *http.Request, s *session, ex *exchange) {
 	gw.pump(w, r, s, ex, false)
 }
@@ -50,10 +51,14 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 			s.abandon(ex)
 			return // the stream breaks; the client sees it end without an answer
 		}
-		if !started && final && len(frames) == 1 && !ex.acceptSSE {
+		if len(frames) == 0 {
+			continue // woken for frames an earlier take already wrote
+		}
+		if !started && final && len(frames) == 1 && ex.acceptJSON {
+			// Nothing came before the answer: it is the whole response, as
+			// JSON, in one write (no stream to set up, flush and end).
 			s.answered(w, ex, result)
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(frames[0])
+			writeJSON(w, frames[0])
 			return
 		}
 		if !started {
@@ -62,15 +67,18 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 			} else if ex.initialize {
 				w.Header().Set(sessionHeader, s.publicID())
 			}
-			startStream(w)
+			// The headers go out with the first events (flushed below).
+			startStream(w, false)
 			started = true
 		}
-		for _, f := range frames {
+		for i, f := range frames {
 			id := ""
 			if ex.streamID != "" {
 				id = ex.streamID + "-" + strconv.Itoa(ex.record(f))
 			}
-			writeEvent(w, id, f)
+			// What is taken together is flushed together; a stream that
+			// ends is flushed by the end of the response itself.
+			writeEvent(w, id, f, !final && i == len(frames)-1)
 		}
 		if final {
 			s.forgetStream(ex)
@@ -93,7 +101,7 @@ func (gw *Gateway) giveUp(w http.ResponseWriter, r *http.Request, s *session, ex
 		_, _ = w.Write(f)
 		return
 	}
-	writeEvent(w, "", f)
+	writeEvent(w, "", f, false) // the response ends here
 }
 
 // resume continues a detached stream after the event lastID names:
@@ -113,9 +121,9 @@ func (gw *Gateway) resume(w http.ResponseWriter, r *http.Request, s *session, la
 		s.abandon(ex)
 		return refuse(http.StatusNotFound, ReasonSession, "the events after this Last-Event-ID are gone")
 	}
-	startStream(w)
+	startStream(w, true)
 	for i, f := range missed {
-		writeEvent(w, sid+"-"+strconv.Itoa(n+i+1), f)
+		writeEvent(w, sid+"-"+strconv.Itoa(n+i+1), f, true)
 	}
 	gw.pump(w, r, s, ex, true)
 	return nil
@@ -160,21 +168,35 @@ func timeoutError(ex *exchange) []byte {
 	return jsonrpc.NewError(ex.clientID, CodeForbidden, "mcpseal: no answer from the server within the request timeout; the call was cancelled but may have run: check its effects before you retry", data)
 }
 
-func startStream(w http.ResponseWriter) {
+// writeJSON writes frame as the whole response, application/json, with
+// its length (so that a large frame is not chunked).
+func writeJSON(w http.ResponseWriter, frame []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(frame)))
+	_, _ = w.Write(frame)
+}
+
+// startStream starts an event stream, and flushes its headers when flush
+// is set.
+func startStream(w http.ResponseWriter, flush bool) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if !flush {
+		return
+	}
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
 // writeEvent writes one frame as one event, with id when it is not "",
-// and flushes it. Frames are single lines (see readMessage and package
-// egress).
-func writeEvent(w http.ResponseWriter, id string, frame []byte) {
+// and flushes it when flush is set. Frames are single lines (see
+// readMessage and package egress).
+func writeEvent(w http.ResponseWriter, id string, frame []byte, flush bool) {
 	b := make([]byte, 0, len(frame)+len(id)+32)
 	if id != "" {
 		b = append(b, "id: "...)
@@ -185,6 +207,9 @@ func writeEvent(w http.ResponseWriter, id string, frame []byte) {
 	b = append(b, frame...)
 	b = append(b, "\n\n"...)
 	_, _ = w.Write(b)
+	if !flush {
+		return
+	}
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
@@ -208,7 +233,7 @@ func (s *session) openGET(ex *exchange) *refusal {
 
 // stream writes a GET stream until the client or the session ends it.
 func (gw *Gateway) stream(w http.ResponseWriter, r *http.Request, s *session, ex *exchange) {
-	startStream(w)
+	startStream(w, true)
 	keepalive := time.NewTicker(15 * time.Second)
 	defer keepalive.Stop()
 	expired, stop := gw.tokenExpiry(r)
@@ -234,7 +259,7 @@ func (gw *Gateway) stream(w http.ResponseWriter, r *http.Request, s *session, ex
 		}
 		frames, _, _, ended, overflow := ex.take()
 		for _, f := range frames {
-			writeEvent(w, "", f)
+			writeEvent(w, "", f, true)
 		}
 		if ended || overflow {
 			s.abandon(ex)

@@ -1,0 +1,59 @@
+package httpgw
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestAnswerForm: an answer that is all there is goes back as plain JSON
+// with its length, in one piece, to a client that accepts JSON, even when
+// it accepts an event stream too; a request the server sends progress for
+// first gets an event stream that ends with the answer; a client that
+// accepts only an event stream gets one.
+func TestAnswerForm(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "forms", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "tick", Description: "Reports progress, then answers.", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ticked"}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	w := newWorld(t, `{"routes":{"docs":{"url":"`+up.URL+`/mcp","private":true}}}`, nil)
+
+	resp, body := w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session id: %d %s", resp.StatusCode, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" || resp.ContentLength != int64(len(body)) {
+		t.Errorf("initialize answer: Content-Type %q, length %d for %d bytes", ct, resp.ContentLength, len(body))
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: hdr})
+
+	resp, body = w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tick","arguments":{}}}`, header: hdr})
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" || resp.ContentLength != int64(len(body)) || !strings.Contains(string(body), "ticked") {
+		t.Errorf("sole answer: Content-Type %q, length %d, body %s", ct, resp.ContentLength, body)
+	}
+
+	resp, body = w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tick","arguments":{},"_meta":{"progressToken":"p1"}}}`, header: hdr})
+	frames := sseFrames(body)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || len(frames) != 2 || !strings.Contains(string(frames[0]), "notifications/progress") || !strings.Contains(string(frames[1]), "ticked") {
+		t.Errorf("progress, then the answer: Content-Type %q, body %s", ct, body)
+	}
+
+	sseOnly := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", "Accept": "text/event-stream"}
+	resp, body = w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"tick","arguments":{}}}`, header: sseOnly})
+	frames = sseFrames(body)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || len(frames) != 1 || !strings.Contains(string(frames[0]), "ticked") {
+		t.Errorf("event stream only: Content-Type %q, body %s", ct, body)
+	}
+}
