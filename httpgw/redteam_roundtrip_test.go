@@ -2,17 +2,21 @@ package httpgw
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpseal/mcpseal/internal/testmcp"
+	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -354,4 +358,207 @@ func TestRedTeamTimeoutToEventStreamOnlyClientGetsJSON(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Errorf("a client that accepts only an event stream got %q: %s", ct, b)
 	}
+}
+
+// TestRedTeamProgressBeforeSlowAnswerReachesClientFirst: a stream's
+// headers now go out with its first events; a progress event sent long
+// before the answer must reach the client before the answer exists (not
+// wait in a buffer for the end of the response, nor turn the stream into
+// a JSON answer once the answer comes).
+func TestRedTeamProgressBeforeSlowAnswerReachesClientFirst(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "slow", Description: "Reports progress, waits, answers.", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1})
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	w := newWorld(t, `{"routes":{"docs":{"url":"`+up.URL+`/mcp","private":true}}}`, nil)
+	resp, body := w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session id: %d %s", resp.StatusCode, body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: hdr})
+
+	hr, err := http.NewRequest(http.MethodPost, w.url+"/docs", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Header.Set("Authorization", "Bearer "+testToken)
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		hr.Header.Set(k, v)
+	}
+	got := make(chan string, 1)
+	go func() {
+		r, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		defer r.Body.Close()
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+			b, _ := io.ReadAll(r.Body)
+			got <- "Content-Type " + ct + ": " + string(b)
+			return
+		}
+		buf := make([]byte, 4096)
+		var seen string
+		for !strings.Contains(seen, "\n\n") {
+			n, err := r.Body.Read(buf)
+			seen += string(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		got <- seen
+	}()
+	select {
+	case first := <-got:
+		if !strings.Contains(first, "notifications/progress") || strings.Contains(first, `"done"`) {
+			t.Errorf("first event: %q", first)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the progress event did not reach the client before the answer")
+	}
+	close(release)
+}
+
+// TestRedTeamCommandRouteSlowChildGetsEveryFrameOnceWhole: a command
+// route's child that reads slowly (it answers each call after a delay,
+// reading nothing meanwhile), sent calls larger than its pipe by many
+// clients at once, each also cancelling one: every frame the gateway
+// accepted reaches the child once, whole, and each client's cancel after
+// its call.
+func TestRedTeamCommandRouteSlowChildGetsEveryFrameOnceWhole(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := dir + "/testserver"
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpseal/mcpseal/internal/testmcp/cmd/testserver").CombinedOutput(); err != nil {
+		t.Fatalf("building testserver: %v\n%s", err, out)
+	}
+	record := dir + "/record.jsonl"
+	sc := `{"tools":[{"name":"echo","description":"Echoes.","inputSchema":{"type":"object"}}],"recordFile":"` + record + `","delayMs":{"tools/call":20}}`
+	if err := os.WriteFile(dir+"/sc.json", []byte(sc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, `{"routes":{"cmd":{"command":["`+bin+`","`+dir+`/sc.json"]}}}`, func(c *Config) {
+		c.Limits.RequestTimeout = 60 * time.Second
+	})
+	resp, body := w.do(t, req{path: "/cmd", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session id: %d %s", resp.StatusCode, body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	w.do(t, req{path: "/cmd", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: hdr})
+	if resp, body := w.do(t, req{path: "/cmd", body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, header: hdr}); !strings.Contains(string(body), "echo") {
+		t.Fatalf("tools/list: %d %s", resp.StatusCode, body)
+	}
+	const clients, calls = 6, 8
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				id := 1000 + c*100 + i
+				pad := strings.Repeat(string(rune('a'+c)), 100_000+i)
+				call := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"echo","arguments":{"c":` + strconv.Itoa(c) + `,"pad":"` + pad + `"}}}`
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					w.do(t, req{path: "/cmd", body: call, header: hdr})
+				}()
+				if i == calls-1 {
+					redTeamWaitInFlight(t, w.gw, strconv.Itoa(id))
+					w.do(t, req{path: "/cmd", body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(id) + `,"reason":"c` + strconv.Itoa(c) + `"}}`, header: hdr})
+				}
+				<-done
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(200 * time.Millisecond)
+	recs, err := testmcp.ReadRecords(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	callAt := map[int]int{}
+	for n, r := range recs {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+				Arguments struct {
+					C   int    `json:"c"`
+					Pad string `json:"pad"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(r.Message), &m); err != nil {
+			t.Fatalf("record %d is not a whole frame: %.120q…", n, r.Message)
+		}
+		seen[r.Message]++
+		if m.Method == "tools/call" {
+			id, _ := strconv.Atoi(string(m.ID))
+			c := (id - 1000) / 100
+			if m.Params.Arguments.C != c || strings.Trim(m.Params.Arguments.Pad, string(rune('a'+c))) != "" || len(m.Params.Arguments.Pad) != 100_000+(id-1000)%100 {
+				t.Fatalf("call %d reached the child with another's bytes", id)
+			}
+			callAt[id] = n
+		}
+		if m.Method == "notifications/cancelled" {
+			id, _ := strconv.Atoi(string(m.Params.RequestID))
+			if at, ok := callAt[id]; !ok || at > n {
+				t.Errorf("the cancel of %d reached the child before its call", id)
+			}
+		}
+	}
+	for msg, k := range seen {
+		if k > 1 {
+			t.Errorf("a frame reached the child %d times: %.100q", k, msg)
+		}
+	}
+	if len(callAt) != clients*calls {
+		t.Errorf("%d of %d calls reached the child", len(callAt), clients*calls)
+	}
+}
+
+// redTeamWaitInFlight waits until a legacy session of gw has the request
+// with id in flight: the gateway took it, and queued its frame.
+func redTeamWaitInFlight(t *testing.T, gw *Gateway, id string) {
+	key := jsonrpc.IDKey([]byte(id))
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		gw.mu.Lock()
+		var ss []*session
+		for _, s := range gw.sessions {
+			if s != nil {
+				ss = append(ss, s)
+			}
+		}
+		gw.mu.Unlock()
+		for _, s := range ss {
+			s.mu.Lock()
+			ok := s.waiting[key] != nil
+			s.mu.Unlock()
+			if ok {
+				return
+			}
+		}
+	}
+	t.Errorf("request %s never in flight", id)
 }
