@@ -158,3 +158,22 @@ func TestRedTeamCheckHeadersAgreesWithSetHeadersOnHostileParams(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRedTeamReadParamsIsMember: the one-pass read agrees with the
+// member-by-member lookups on any params (seeded with redTeamParams).
+func FuzzRedTeamReadParamsIsMember(f *testing.F) {
+	for _, p := range redTeamParams {
+		f.Add([]byte(p))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p := readParams(raw)
+		for key, got := range map[string][]byte{"_meta": p.meta, "name": p.name, "uri": p.uri, "arguments": p.arguments} {
+			if want := member(raw, key); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+				t.Fatalf("%q: %s = %q, member says %q", raw, key, got, want)
+			}
+		}
+		if v, _ := stringMember(p.meta, metaVersionKey); v != MetaVersion(raw) {
+			t.Fatalf("%q: version %q, MetaVersion says %q", raw, v, MetaVersion(raw))
+		}
+	})
+}

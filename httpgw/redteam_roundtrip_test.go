@@ -562,3 +562,38 @@ func redTeamWaitInFlight(t *testing.T, gw *Gateway, id string) {
 	}
 	t.Errorf("request %s never in flight", id)
 }
+
+// TestRedTeamAcceptEventStreamAtQZeroGetsStream: a client that accepts
+// JSON and refuses an event stream with q=0, and asks for progress, must
+// get its answer as JSON (its progress is not routed to it, as for a
+// client that accepts only JSON), never the stream it refused.
+func TestRedTeamAcceptEventStreamAtQZeroGetsStream(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "forms", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "tick", Description: "Reports progress, then answers.", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ticked"}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	w := newWorld(t, `{"routes":{"docs":{"url":"`+up.URL+`/mcp","private":true}}}`, nil)
+	resp, body := w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session id: %d %s", resp.StatusCode, body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: hdr})
+	for i, accept := range [][]string{
+		{"application/json, text/event-stream;q=0"},
+		{"application/json", "text/event-stream; q=0"},
+		{"application/json, */*;q=0"},
+	} {
+		resp, b := redTeamPost(t, w, hdr, accept, `{"jsonrpc":"2.0","id":`+strconv.Itoa(30+i)+`,"method":"tools/call","params":{"name":"tick","arguments":{},"_meta":{"progressToken":"p`+strconv.Itoa(i)+`"}}}`)
+		if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "text/event-stream") {
+			t.Errorf("Accept %q: answered as %q: %s", accept, ct, b)
+		}
+	}
+}
