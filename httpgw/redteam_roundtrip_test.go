@@ -563,11 +563,13 @@ func redTeamWaitInFlight(t *testing.T, gw *Gateway, id string) {
 	t.Errorf("request %s never in flight", id)
 }
 
-// TestRedTeamAcceptEventStreamAtQZeroGetsStream: a client that accepts
+// TestRedTeamAcceptEventStreamAtQZeroGetsEventStream: a client that accepts
 // JSON and refuses an event stream with q=0, and asks for progress, must
 // get its answer as JSON (its progress is not routed to it, as for a
-// client that accepts only JSON), never the stream it refused.
-func TestRedTeamAcceptEventStreamAtQZeroGetsStream(t *testing.T) {
+// client that accepts only JSON), never the stream it refused. (accepts
+// ignores q; this predates the lone-answer change, which only made the
+// opposite case, TestRedTeamAcceptJSONAtQZeroGetsJSON, newly wrong.)
+func TestRedTeamAcceptEventStreamAtQZeroGetsEventStream(t *testing.T) {
 	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "forms", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "tick", Description: "Reports progress, then answers.", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
