@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpseal/mcpseal/egress"
@@ -158,24 +159,55 @@ func accepts(values []string) (jsonOK, sseOK bool) {
 	if len(values) == 0 {
 		return true, true
 	}
+	var js, sse acceptance
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
-			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 			if err != nil {
 				continue
 			}
-			switch mt {
-			case "application/json":
-				jsonOK = true
-			case "text/event-stream":
-				sseOK = true
-			case "*/*", "application/*":
-				jsonOK, sseOK = true, sseOK || mt == "*/*"
+			q := 1.0
+			if s, ok := params["q"]; ok {
+				if q, err = strconv.ParseFloat(s, 64); err != nil || !(q >= 0 && q <= 1) {
+					continue
+				}
 			}
+			js.take(mt, "application/json", q)
+			sse.take(mt, "text/event-stream", q)
 		}
 	}
-	return jsonOK, sseOK
+	return js.ok(), sse.ok()
 }
+
+// acceptance is what an Accept header says of one media type: the
+// quality of the most specific range that names it (RFC 9110 12.5.1:
+// "text/event-stream;q=0" refuses the type even beside "*/*"), the lowest
+// of ranges as specific as each other.
+type acceptance struct {
+	specificity int // 0 no range names it, 1 */*, 2 type/*, 3 the type
+	q           float64
+}
+
+func (a *acceptance) take(mt, want string, q float64) {
+	s := 0
+	switch {
+	case mt == want:
+		s = 3
+	case strings.HasSuffix(mt, "/*") && strings.HasPrefix(want, mt[:len(mt)-1]):
+		s = 2
+	case mt == "*/*":
+		s = 1
+	}
+	switch {
+	case s == 0 || s < a.specificity:
+	case s > a.specificity:
+		a.specificity, a.q = s, q
+	default:
+		a.q = min(a.q, q)
+	}
+}
+
+func (a acceptance) ok() bool { return a.specificity > 0 && a.q > 0 }
 
 var errTooManySessions = errors.New("too many sessions")
 

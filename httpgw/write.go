@@ -54,9 +54,9 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 		if len(frames) == 0 {
 			continue // woken for frames an earlier take already wrote
 		}
-		if !started && final && len(frames) == 1 && ex.acceptJSON {
-			// Nothing came before the answer: it is the whole response, as
-			// JSON, in one write (no stream to set up, flush and end).
+		if !started && final && len(frames) == 1 && !ex.acceptSSE {
+			// A client that takes no event stream: the answer is the whole
+			// response, as JSON, in one write.
 			s.answered(w, ex, result)
 			writeJSON(w, frames[0])
 			return
@@ -96,10 +96,14 @@ func (gw *Gateway) pump(w http.ResponseWriter, r *http.Request, s *session, ex *
 func (gw *Gateway) giveUp(w http.ResponseWriter, r *http.Request, s *session, ex *exchange, started bool, reason string, f []byte) {
 	s.cancel(ex, reason)
 	gw.event(Event{Kind: EventRefused, Route: s.rt.name, Reason: reason, Method: r.Method})
-	if !started {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(f)
+	switch {
+	case !started && ex.acceptJSON:
+		writeJSON(w, f)
 		return
+	case !started:
+		// A client that takes only an event stream gets one, even for
+		// one event (Accept: text/event-stream).
+		startStream(w, false)
 	}
 	writeEvent(w, "", f, false) // the response ends here
 }
