@@ -33,9 +33,10 @@
 // with its own upstream (a new child for a command route, a new upstream
 // session for a url route) and its own gate.Session, exactly as each
 // `mcpseal run` has; the answer carries Mcp-Session-Id, which every later
-// POST, the GET stream and DELETE name. Answers come as JSON, or as an
-// event stream (flushed per event) when the server sends anything before
-// the answer; server requests and notifications go on the stream of the
+// POST, the GET stream and DELETE name. Answers come on an event stream
+// (flushed per event, the headers with the first) to a client that takes
+// one, and as JSON to a client that takes only JSON (Accept is read with
+// its qualities: q=0 refuses a form); server requests and notifications go on the stream of the
 // request they relate to (progress tokens) or the newest open stream, else
 // the GET stream. Event ids let a client whose POST stream broke before
 // the answer resume it with a GET and Last-Event-ID. DELETE ends the
