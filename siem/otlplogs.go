@@ -159,27 +159,10 @@ type logsEncoder struct {
 	bad bool
 }
 
-// begin appends the tag of an embedded message and one byte for its
-// length and returns where that byte is; end writes the length there,
-// moving the message when its length needs more bytes.
-func (e *logsEncoder) begin(num pbwire.Number) int {
-	e.b = pbwire.AppendTag(e.b, num, pbwire.BytesType)
-	e.b = append(e.b, 0)
-	return len(e.b) - 1
-}
+// begin and end: an embedded message of field num (pbwire.BeginMessage).
+func (e *logsEncoder) begin(num pbwire.Number) int { return pbwire.BeginMessage(&e.b, num) }
 
-func (e *logsEncoder) end(at int) {
-	n := len(e.b) - at - 1
-	if n < 0x80 {
-		e.b[at] = byte(n)
-		return
-	}
-	w := pbwire.SizeVarint(uint64(n))
-	var pad [9]byte
-	e.b = append(e.b, pad[:w-1]...)
-	copy(e.b[at+w:], e.b[at+1:at+1+n])
-	pbwire.AppendVarint(e.b[at:at], uint64(n))
-}
+func (e *logsEncoder) end(at int) { pbwire.EndMessage(&e.b, at) }
 
 // str appends a proto3 string, left out when empty.
 func (e *logsEncoder) str(num pbwire.Number, s string) {

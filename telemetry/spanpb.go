@@ -406,26 +406,8 @@ func appendFixed32(b []byte, num pbwire.Number, v uint32) []byte {
 	return pbwire.AppendFixed32(b, v)
 }
 
-// beginMessage appends the tag of an embedded message and one byte for
-// its length, and returns where that byte is; endMessage writes the
-// length there once the message is appended, moving the message when its
-// length needs more than one byte. Nested messages end innermost first,
-// so an outer length counts its inner ones' final sizes.
-func beginMessage(b *[]byte, num pbwire.Number) int {
-	*b = pbwire.AppendTag(*b, num, pbwire.BytesType)
-	*b = append(*b, 0)
-	return len(*b) - 1
-}
+// beginMessage and endMessage: pbwire's, by the names this package's
+// encoders use.
+func beginMessage(b *[]byte, num pbwire.Number) int { return pbwire.BeginMessage(b, num) }
 
-func endMessage(b *[]byte, at int) {
-	n := len(*b) - at - 1
-	if n < 0x80 {
-		(*b)[at] = byte(n)
-		return
-	}
-	w := pbwire.SizeVarint(uint64(n))
-	var pad [9]byte
-	*b = append(*b, pad[:w-1]...)
-	copy((*b)[at+w:], (*b)[at+1:at+1+n])
-	pbwire.AppendVarint((*b)[at:at], uint64(n))
-}
+func endMessage(b *[]byte, at int) { pbwire.EndMessage(b, at) }

@@ -93,6 +93,31 @@ func AppendString(b []byte, v string) []byte {
 	return append(AppendVarint(b, uint64(len(v))), v...)
 }
 
+// BeginMessage appends the tag of an embedded message (field num) and one
+// byte for its length to *b, and returns where that byte is; EndMessage
+// writes the length there once the message is appended, moving the
+// message when its length needs more than one byte. Nested messages end
+// innermost first, so an outer length counts its inner ones' final sizes.
+func BeginMessage(b *[]byte, num Number) int {
+	*b = AppendTag(*b, num, BytesType)
+	*b = append(*b, 0)
+	return len(*b) - 1
+}
+
+// EndMessage ends the message BeginMessage began at at.
+func EndMessage(b *[]byte, at int) {
+	n := len(*b) - at - 1
+	if n < 0x80 {
+		(*b)[at] = byte(n)
+		return
+	}
+	w := SizeVarint(uint64(n))
+	var pad [9]byte
+	*b = append(*b, pad[:w-1]...)
+	copy((*b)[at+w:], (*b)[at+1:at+1+n])
+	AppendVarint((*b)[at:at], uint64(n))
+}
+
 // EncodeBool is a bool as a varint's value.
 func EncodeBool(x bool) uint64 {
 	if x {

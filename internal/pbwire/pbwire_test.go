@@ -138,3 +138,28 @@ func FuzzConsume(f *testing.F) {
 		}
 	})
 }
+
+// TestNestedMessagesAreProtowires: messages begun and ended (nested, of
+// lengths on both sides of each varint size) are protowire's bytes for
+// the same fields.
+func TestNestedMessagesAreProtowires(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 127, 128, 300, 16383, 16384, 70000} {
+		payload := bytes.Repeat([]byte{'x'}, n)
+		var got []byte
+		outer := BeginMessage(&got, 1)
+		inner := BeginMessage(&got, 2)
+		got = AppendBytes(AppendTag(got, 3, BytesType), payload)
+		EndMessage(&got, inner)
+		got = AppendVarint(AppendTag(got, 4, VarintType), 7)
+		EndMessage(&got, outer)
+
+		in := protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), payload)
+		mid := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), in)
+		mid = protowire.AppendVarint(protowire.AppendTag(mid, 4, protowire.VarintType), 7)
+		want := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), mid)
+		if !bytes.Equal(got, want) {
+			t.Errorf("payload of %d bytes: nested messages differ from protowire's", n)
+		}
+	}
+}
