@@ -175,13 +175,23 @@ func (b *spanBatcher) Shutdown(ctx context.Context) error {
 		close(b.stop)
 		select {
 		case <-b.done:
+			// Stopped first: a span ended from here on is dropped and
+			// counted, not queued after the last export.
+			b.mu.Lock()
+			b.stopped = true
+			b.mu.Unlock()
 			err = b.export(ctx)
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
 		b.mu.Lock()
 		b.stopped = true
+		dropped := b.dropped
+		b.dropped = 0
 		b.mu.Unlock()
+		if dropped > 0 {
+			b.handle(fmt.Errorf("%d spans dropped: ended as telemetry shut down", dropped))
+		}
 		if e := b.exp.Shutdown(ctx); err == nil {
 			err = e
 		}

@@ -219,3 +219,33 @@ func (recordOnly) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingR
 	return sdktrace.SamplingResult{Decision: sdktrace.RecordOnly}
 }
 func (recordOnly) Description() string { return "recordOnly" }
+
+// TestSpanEndedAtShutdownIsCountedNotLost: a span queued before Shutdown
+// is exported by it; one ended once Shutdown has begun is dropped and
+// counted, never left in a queue nobody exports.
+func TestSpanEndedAtShutdownIsCountedNotLost(t *testing.T) {
+	t.Parallel()
+	fe, h := &fakeExporter{}, &handled{}
+	b := newSpanBatcher(fe, h.handle, time.Hour, 8, 8)
+	sampler, err := samplerFromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := &Telemetry{sampler: sampler}
+	end := func() {
+		rs := tel.startRequestSpan(context.Background(), "tools/call", trace.SpanContext{}, time.Now())
+		rs.end = time.Now()
+		b.endRequest(&rs)
+	}
+	end()
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	end()
+	b.mu.Lock()
+	queued, dropped := len(b.queue), b.dropped
+	b.mu.Unlock()
+	if n, _ := fe.total(); n != 1 || queued != 0 || dropped != 1 {
+		t.Fatalf("exported %d (want the one ended before), %d left queued, %d dropped (want the one ended after)", n, queued, dropped)
+	}
+}
