@@ -260,7 +260,10 @@ func TestStreamAnswersReuseTheConnection(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // the drain runs in the background
 	}
-	if c := conns.Load(); c > 2 {
+	// One connection when each drain ends before the next request; a
+	// few under load (a drain still running when the next request goes);
+	// n when the stream is closed at the answer.
+	if c := conns.Load(); c > n/4 {
 		t.Errorf("%d requests answered on event streams took %d connections", n, c)
 	}
 }

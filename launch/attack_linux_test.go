@@ -267,7 +267,7 @@ func TestPtraceParentAndInit(t *testing.T) {
 	t.Parallel()
 	s := launch(t, hostileProfile(t))
 	wantDenied(t, "ptrace", s.mustCall("ptrace", nil))
-	if _, ok := s.events.find(func(e Event) bool { return e.Kind == EventDeniedSyscall && e.Syscall == "ptrace" }); !ok {
+	if _, ok := s.events.await(func(e Event) bool { return e.Kind == EventDeniedSyscall && e.Syscall == "ptrace" }); !ok {
 		t.Errorf("no event reports the denied ptrace:\n%s", s.events)
 	}
 }
@@ -317,7 +317,7 @@ func TestConnectToUnixSocketOutside(t *testing.T) {
 	p.Filesystem.ReadWrite = []string{dir}
 	s := launch(t, p)
 	wantDenied(t, "connecting to a unix socket", s.mustCall("unix", map[string]any{"path": sock}))
-	if _, ok := s.events.find(func(e Event) bool { return e.Kind == EventDeniedSyscall && strings.HasPrefix(e.Syscall, "socket") }); !ok {
+	if _, ok := s.events.await(func(e Event) bool { return e.Kind == EventDeniedSyscall && strings.HasPrefix(e.Syscall, "socket") }); !ok {
 		t.Errorf("no event reports the denied socket:\n%s", s.events)
 	}
 }

@@ -23,10 +23,10 @@ func TestEgressModeOnlyThroughTheProxy(t *testing.T) {
 	wantDenied(t, "a direct connection to the allowed destination", s.mustCall("connect", map[string]any{"addr": echo}))
 	wantDenied(t, "a direct connection to TEST-NET", s.mustCall("connect", map[string]any{"addr": "192.0.2.1:80"}))
 	s.close()
-	if _, ok := s.events.find(func(e Event) bool { return e.Kind == EventEgressAllowed }); !ok {
+	if _, ok := s.events.await(func(e Event) bool { return e.Kind == EventEgressAllowed }); !ok {
 		t.Errorf("no egress-allowed event:\n%s", s.events)
 	}
-	if _, ok := s.events.find(func(e Event) bool { return e.Kind == EventEgressDenied && e.Host == "192.0.2.1" }); !ok {
+	if _, ok := s.events.await(func(e Event) bool { return e.Kind == EventEgressDenied && e.Host == "192.0.2.1" }); !ok {
 		t.Errorf("no egress-denied event:\n%s", s.events)
 	}
 }

@@ -76,6 +76,19 @@ func (l *eventLog) find(pred func(Event) bool) (Event, bool) {
 	return Event{}, false
 }
 
+// await is find, waiting up to 5 s for the event: a denied system call is
+// reported by the supervisor's own goroutine, which may come after the
+// server's answer to the call that made it.
+func (l *eventLog) await(pred func(Event) bool) (Event, bool) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if e, ok := l.find(pred); ok || time.Now().After(deadline) {
+			return e, ok
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (l *eventLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
