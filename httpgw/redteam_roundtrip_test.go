@@ -482,7 +482,7 @@ func TestRedTeamCommandRouteSlowChildGetsEveryFrameOnceWhole(t *testing.T) {
 					w.do(t, req{path: "/cmd", body: call, header: hdr})
 				}()
 				if i == calls-1 {
-					redTeamWaitInFlight(t, w.gw, strconv.Itoa(id))
+					redTeamWaitInFlight(t, w.gw, strconv.Itoa(id), done)
 					w.do(t, req{path: "/cmd", body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(id) + `,"reason":"c` + strconv.Itoa(c) + `"}}`, header: hdr})
 				}
 				<-done
@@ -540,9 +540,14 @@ func TestRedTeamCommandRouteSlowChildGetsEveryFrameOnceWhole(t *testing.T) {
 
 // redTeamWaitInFlight waits until a legacy session of gw has the request
 // with id in flight: the gateway took it, and queued its frame.
-func redTeamWaitInFlight(t *testing.T, gw *Gateway, id string) {
+func redTeamWaitInFlight(t *testing.T, gw *Gateway, id string, done <-chan struct{}) {
 	key := jsonrpc.IDKey([]byte(id))
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		select {
+		case <-done:
+			return // answered before it was seen in flight (a loaded machine)
+		default:
+		}
 		gw.mu.Lock()
 		var ss []*session
 		for _, s := range gw.sessions {
