@@ -26,11 +26,15 @@ type spanBatcher struct {
 	max     int           // entries queued at most
 	handle  func(error)   // failures and drops (otel.Handle: exportErrors rate-limits them)
 
-	mu      sync.Mutex
-	queue   []endedSpan
-	spare   []endedSpan // the previous queue, emptied, reused
-	dropped int
-	stopped bool
+	limits sdktrace.SpanLimits // the provider's, for the request spans it encodes
+
+	mu       sync.Mutex
+	queue    []endedSpan
+	enc      []byte      // the encoded request spans the queue's entries point into
+	spare    []endedSpan // the previous queue, emptied, reused
+	spareEnc []byte      // the previous queue's bytes, emptied, reused
+	dropped  int
+	stopped  bool
 
 	exporting chan struct{} // holds a token during an export: one at a time, the loop's or a flush's
 	kick      chan struct{}
@@ -40,40 +44,83 @@ type spanBatcher struct {
 }
 
 // endedSpan is a queued span: an SDK span, or mcpseal's request span
-// (req, reqspan.go) with the upstream round trip the exporter writes as
-// its child (up.id zero: none). The two are queued, exported and dropped
-// together.
+// (reqspan.go) with the upstream round trip the exporter writes as its
+// child, queued encoded: its n spans (1 or 2) are the ScopeSpans.spans
+// fields at enc[from:to] of the batch (endedBatch). The two are queued,
+// exported and dropped together. Encoding a request span when it ends
+// keeps nothing of the request until the export: the request is reused,
+// and a queue of bytes gives the garbage collector nothing to follow
+// (docs/performance.md, issue 16, fifth pass).
 type endedSpan struct {
 	sdktrace.ReadOnlySpan
-	req *reqSpan
-	up  upstreamSpan
+	from, to int32
+	n        int32
 }
 
 func (e endedSpan) spans() int {
-	if e.up.id.IsValid() {
-		return 2
+	if e.ReadOnlySpan != nil {
+		return 1
 	}
-	return 1
+	return int(e.n)
+}
+
+// An endedBatch is ended spans and the bytes of the encoded ones.
+type endedBatch struct {
+	spans []endedSpan
+	enc   []byte
 }
 
 // endRequest queues an ended request span (its end, attributes and
-// status set) with its upstream span, when it is recorded and sampled;
-// the batcher keeps rs until it is exported, so it must not change after.
+// status set) with its upstream span, when it is recorded and sampled,
+// encoding both now: rs may be reused as soon as it returns.
 func (b *spanBatcher) endRequest(rs *reqSpan) {
 	if b == nil || !rs.record || !rs.sc.IsSampled() {
 		return
 	}
-	b.enqueue(endedSpan{req: rs, up: rs.up})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped || len(b.queue) >= b.max || len(b.enc) >= maxQueuedBytes {
+		b.dropped++
+		if rs.up.id.IsValid() {
+			b.dropped++
+		}
+		return
+	}
+	var e endedSpan
+	b.enc, e = appendEnded(b.enc, rs, b.limits)
+	b.queue = append(b.queue, e)
+	if len(b.queue) >= b.batch {
+		b.kickLocked()
+	}
 }
+
+// appendEnded appends rs's upstream span (when it has one) and rs, as
+// ScopeSpans.spans fields, to enc, and returns the entry that names them.
+func appendEnded(enc []byte, rs *reqSpan, lim sdktrace.SpanLimits) ([]byte, endedSpan) {
+	e := endedSpan{from: int32(len(enc)), n: 1}
+	if rs.up.id.IsValid() {
+		enc = appendUpstreamSpan(enc, rs.sc, rs.up, lim, rs.start)
+		e.n = 2
+	}
+	enc = appendRequestSpan(enc, rs, lim)
+	e.to = int32(len(enc))
+	return enc, e
+}
+
+// maxQueuedBytes bounds the encoded spans queued: spanQueue request
+// spans of mcpseal's take a small part of it (their attributes are safe
+// names and codes); beyond it spans are dropped and counted, as beyond
+// the queue's length. It also keeps every offset within an int32.
+const maxQueuedBytes = 8 << 20
 
 // endedExporter sends batches of ended spans (spanExporter).
 type endedExporter interface {
-	exportEnded(ctx context.Context, spans []endedSpan) error
+	exportEnded(ctx context.Context, batch endedBatch) error
 	Shutdown(ctx context.Context) error
 }
 
-func newSpanBatcher(exp endedExporter, handle func(error), timeout time.Duration, batch, max int) *spanBatcher {
-	b := &spanBatcher{exp: exp, timeout: timeout, batch: batch, max: max, handle: handle,
+func newSpanBatcher(exp endedExporter, handle func(error), lim sdktrace.SpanLimits, timeout time.Duration, batch, max int) *spanBatcher {
+	b := &spanBatcher{exp: exp, timeout: timeout, batch: batch, max: max, handle: handle, limits: lim,
 		queue:     make([]endedSpan, 0, batch),
 		exporting: make(chan struct{}, 1), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.loop()
@@ -101,13 +148,18 @@ func (b *spanBatcher) enqueue(e endedSpan) {
 		return
 	}
 	b.queue = append(b.queue, e)
-	full := len(b.queue) >= b.batch
+	if len(b.queue) >= b.batch {
+		b.kickLocked()
+	}
 	b.mu.Unlock()
-	if full {
-		select {
-		case b.kick <- struct{}{}:
-		default:
-		}
+}
+
+// kickLocked wakes the loop for a full batch (kick holds one token: a
+// wake-up already pending is enough).
+func (b *spanBatcher) kickLocked() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -140,8 +192,9 @@ func (b *spanBatcher) export(ctx context.Context) error {
 	}
 	defer func() { <-b.exporting }()
 	b.mu.Lock()
-	spans := b.queue
+	spans, enc := b.queue, b.enc
 	b.queue, b.spare = b.spare[:0], nil
+	b.enc, b.spareEnc = b.spareEnc[:0], nil
 	dropped := b.dropped
 	b.dropped = 0
 	b.mu.Unlock()
@@ -150,12 +203,15 @@ func (b *spanBatcher) export(ctx context.Context) error {
 	}
 	var err error
 	for i := 0; i < len(spans) && err == nil; i += b.batch {
-		err = b.exp.exportEnded(ctx, spans[i:min(i+b.batch, len(spans))])
+		err = b.exp.exportEnded(ctx, endedBatch{spans: spans[i:min(i+b.batch, len(spans))], enc: enc})
 	}
-	clear(spans) // the spans go; the slice is kept for the next queue
+	clear(spans) // the spans go; the slices are kept for the next queue
 	b.mu.Lock()
 	if cap(spans) <= b.max {
 		b.spare = spans[:0]
+	}
+	if cap(enc) <= maxKeptBuffer {
+		b.spareEnc = enc[:0]
 	}
 	b.mu.Unlock()
 	return err

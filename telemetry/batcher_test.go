@@ -2,12 +2,14 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -20,7 +22,7 @@ type fakeExporter struct {
 	stopped bool
 }
 
-func (f *fakeExporter) exportEnded(ctx context.Context, spans []endedSpan) error {
+func (f *fakeExporter) exportEnded(ctx context.Context, batch endedBatch) error {
 	if f.block != nil {
 		select {
 		case <-f.block:
@@ -31,7 +33,7 @@ func (f *fakeExporter) exportEnded(ctx context.Context, spans []endedSpan) error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
-	for _, s := range spans {
+	for _, s := range batch.spans {
 		n += s.spans()
 	}
 	f.batches = append(f.batches, n)
@@ -97,7 +99,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 func TestSpanBatcherSendsFullBatchesAndOnTimeout(t *testing.T) {
 	t.Parallel()
 	fe, h := &fakeExporter{}, &handled{}
-	b := newSpanBatcher(fe, h.handle, time.Hour, 4, 100)
+	b := newSpanBatcher(fe, h.handle, sdktrace.NewSpanLimits(), time.Hour, 4, 100)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
 	endSpans(tp, 8)
 	// A full batch goes without waiting for the (hour-long) timeout.
@@ -122,7 +124,7 @@ func TestSpanBatcherSendsFullBatchesAndOnTimeout(t *testing.T) {
 	}
 
 	fe2 := &fakeExporter{}
-	b2 := newSpanBatcher(fe2, h.handle, 20*time.Millisecond, 512, 2048)
+	b2 := newSpanBatcher(fe2, h.handle, sdktrace.NewSpanLimits(), 20*time.Millisecond, 512, 2048)
 	tp2 := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b2))
 	defer tp2.Shutdown(context.Background())
 	endSpans(tp2, 3)
@@ -136,7 +138,7 @@ func TestSpanBatcherSendsFullBatchesAndOnTimeout(t *testing.T) {
 func TestSpanFloodAgainstStalledCollector(t *testing.T) {
 	t.Parallel()
 	fe, h := &fakeExporter{block: make(chan struct{})}, &handled{}
-	b := newSpanBatcher(fe, h.handle, time.Hour, 8, 32) // full batches only: no timer in the way
+	b := newSpanBatcher(fe, h.handle, sdktrace.NewSpanLimits(), time.Hour, 8, 32) // full batches only: no timer in the way
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
 	start := time.Now()
 	endSpans(tp, 8) // one batch: the loop takes it and blocks in the exporter
@@ -174,7 +176,7 @@ func TestCloseWithStalledCollectorIsBounded(t *testing.T) {
 	t.Parallel()
 	fe := &fakeExporter{block: make(chan struct{})}
 	defer close(fe.block)
-	b := newSpanBatcher(fe, (&handled{}).handle, time.Hour, 2, 16)
+	b := newSpanBatcher(fe, (&handled{}).handle, sdktrace.NewSpanLimits(), time.Hour, 2, 16)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
 	endSpans(tp, 2) // the loop takes them and stalls
 	waitFor(t, "the stalled export", func() bool {
@@ -202,7 +204,7 @@ func TestCloseWithStalledCollectorIsBounded(t *testing.T) {
 func TestUnsampledSpansAreNotExported(t *testing.T) {
 	t.Parallel()
 	fe := &fakeExporter{}
-	b := newSpanBatcher(fe, (&handled{}).handle, time.Hour, 4, 16)
+	b := newSpanBatcher(fe, (&handled{}).handle, sdktrace.NewSpanLimits(), time.Hour, 4, 16)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b), sdktrace.WithSampler(recordOnly{}))
 	endSpans(tp, 5)
 	if err := tp.Shutdown(context.Background()); err != nil {
@@ -226,7 +228,7 @@ func (recordOnly) Description() string { return "recordOnly" }
 func TestSpanEndedAtShutdownIsCountedNotLost(t *testing.T) {
 	t.Parallel()
 	fe, h := &fakeExporter{}, &handled{}
-	b := newSpanBatcher(fe, h.handle, time.Hour, 8, 8)
+	b := newSpanBatcher(fe, h.handle, sdktrace.NewSpanLimits(), time.Hour, 8, 8)
 	sampler, err := samplerFromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -247,5 +249,82 @@ func TestSpanEndedAtShutdownIsCountedNotLost(t *testing.T) {
 	b.mu.Unlock()
 	if n, _ := fe.total(); n != 1 || queued != 0 || dropped != 1 {
 		t.Fatalf("exported %d (want the one ended before), %d left queued, %d dropped (want the one ended after)", n, queued, dropped)
+	}
+}
+
+// encodingExporter keeps the ExportTraceServiceRequest of each batch.
+type encodingExporter struct {
+	mu   sync.Mutex
+	own  spanOrigin
+	reqs [][]byte
+}
+
+func (e *encodingExporter) exportEnded(_ context.Context, batch endedBatch) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reqs = append(e.reqs, appendTraceRequest(nil, batch, e.own))
+	return nil
+}
+
+func (e *encodingExporter) Shutdown(context.Context) error { return nil }
+
+// TestEndedRequestSpanOutlivesItsRequest: a request span is encoded when
+// it ends, so the session may reuse the request at once (Session.release):
+// what the collector gets is the span as it ended, not what the request
+// later became, across batches and with spans from the SDK between.
+func TestEndedRequestSpanOutlivesItsRequest(t *testing.T) {
+	t.Parallel()
+	exp := &encodingExporter{own: noLimits}
+	b := newSpanBatcher(exp, (&handled{}).handle, noLimits.limits, time.Hour, 3, 64)
+	sampler, err := samplerFromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := &Telemetry{sampler: sampler}
+	var rs reqSpan // one request, reused for every span
+	var want []string
+	sdk := recorded(t, func(a, _ trace.TracerProvider) {
+		_, s := a.Tracer("t").Start(context.Background(), "sdk")
+		s.End()
+	})[0]
+	for i := range 7 {
+		now := time.Now()
+		rs = tel.startRequestSpan(context.Background(), "tools/call", trace.SpanContext{}, now)
+		rs.name, rs.end = fmt.Sprintf("call %d", i), now.Add(time.Millisecond)
+		rs.attrs = []attribute.KeyValue{attribute.String(attrOutcome, rs.name)}
+		if i%2 == 0 {
+			rs.up = upstreamSpan{id: newSpanID(), method: "tools/call", start: now, end: rs.end}
+			want = append(want, upstreamName)
+		}
+		b.endRequest(&rs)
+		want = append(want, rs.name)
+		rs = reqSpan{name: "reused", attrs: []attribute.KeyValue{attribute.String(attrOutcome, "reused")}}
+		if i == 3 {
+			b.OnEnd(sdk)
+			want = append(want, "sdk")
+		}
+	}
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, req := range exp.reqs {
+		for _, rss := range decodeRequest(t, req) {
+			for _, ss := range rss.ScopeSpans {
+				for _, sp := range ss.Spans {
+					got = append(got, sp.Name)
+					for _, kv := range sp.Attributes {
+						if kv.Value.GetStringValue() == "reused" {
+							t.Errorf("span %q carries the reused request's attribute", sp.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("exported %q, want %q", got, want)
 	}
 }

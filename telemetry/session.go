@@ -64,7 +64,13 @@ type Session struct {
 	closed   bool
 	hdr      headerContext           // the next client message's HTTP trace headers
 	shapes   map[shapeKey]*spanShape // see shape
+	free     []*request              // ended requests, for reuse (see release)
 }
+
+// maxFree bounds the ended requests a session keeps for reuse: a client
+// has a few requests in flight at a time, so a few are enough to make
+// the common call allocate none.
+const maxFree = 16
 
 // A request span's shape: its name and attributes, the same for every
 // request of one method and tool, built once per session rather than on
@@ -225,7 +231,8 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		s.t.m.untracked.Inc()
 		return
 	}
-	r := &request{key: key, method: methodLabel(m.Method), start: now}
+	r := s.newRequest()
+	r.key, r.method, r.start = key, methodLabel(m.Method), now
 	s.pending[key] = r
 	if !s.verified && s.verify == nil && r.method != "initialize" && r.method != "server/discover" && s.verifyAt.IsZero() {
 		s.verifyAt = now // a modern session verifies on its first request
@@ -245,6 +252,27 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		link = trace.SpanContextFromContext(s.ctx)
 	}
 	r.span = s.t.startRequestSpan(parent, sh.name, link, now)
+}
+
+// newRequest returns a zero request, one released before if there is one.
+func (s *Session) newRequest() *request {
+	if n := len(s.free); n > 0 {
+		r := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		return r
+	}
+	return new(request)
+}
+
+// release takes back an ended request, no longer in pending: nothing
+// refers to it any more (its span, if it had one, was encoded when it
+// ended: spanBatcher.endRequest), so it is cleared and kept for the next.
+func (s *Session) release(r *request) {
+	if len(s.free) < maxFree {
+		*r = request{}
+		s.free = append(s.free, r)
+	}
 }
 
 func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContextConfig {
@@ -326,6 +354,7 @@ func (s *Session) Emitted(out []gate.Out) {
 			}
 			delete(s.pending, m.Key)
 			s.finish(r, m.Error, now)
+			s.release(r)
 		}
 	}
 	s.dups = s.dups[:0]
@@ -345,6 +374,7 @@ func (s *Session) Cancelled(key, reason string) {
 	code := s.t.m.codes.value(reason)
 	s.t.m.refusals.Inc(code)
 	s.end(r, "refused", code, 0, false, now)
+	s.release(r)
 }
 
 // finish records a request's answer, with its error member (nil for a
@@ -432,11 +462,16 @@ func (s *Session) decide(ci gate.CallInfo, v gate.Verdict) gate.Verdict {
 	if r != nil && r.method == "tools/call" {
 		r.shape = s.shape(r.method, name) // a tool of the verified contract
 	}
+	traced := r != nil && r.span.traced()
+	var ctx context.Context
+	if traced {
+		ctx = r.span.context() // under the lock: an ended request is reused
+	}
 	s.mu.Unlock()
-	if v.Kind != gate.Later || v.Work == nil || r == nil || !r.span.traced() {
+	if v.Kind != gate.Later || v.Work == nil || !traced {
 		return v
 	}
-	work, ctx, tracer := v.Work, r.span.context(), s.t.tracer
+	work, tracer := v.Work, s.t.tracer
 	v.Work = func() gate.Verdict {
 		_, sp := tracer.Start(ctx, "mcpseal.preflight", trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attribute.String(attrTool, name)))
 		out := work()

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/mcpseal/mcpseal/internal/pbwire"
@@ -52,13 +51,13 @@ func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	for i, s := range spans {
 		ended[i].ReadOnlySpan = s
 	}
-	return e.exportEnded(ctx, ended)
+	return e.exportEnded(ctx, endedBatch{spans: ended})
 }
 
 // exportEnded implements endedExporter: spanBatcher's batches, request
 // spans with their upstream spans.
-func (e *spanExporter) exportEnded(ctx context.Context, spans []endedSpan) error {
-	if len(spans) == 0 {
+func (e *spanExporter) exportEnded(ctx context.Context, batch endedBatch) error {
+	if len(batch.spans) == 0 {
 		return nil
 	}
 	if e.stopped.Load() {
@@ -66,7 +65,7 @@ func (e *spanExporter) exportEnded(ctx context.Context, spans []endedSpan) error
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.buf = appendTraceRequest(e.buf[:0], spans, e.own)
+	e.buf = appendTraceRequest(e.buf[:0], batch, e.own)
 	_, err := e.c.Export(ctx, e.buf)
 	if cap(e.buf) > maxKeptBuffer {
 		e.buf = nil
@@ -89,35 +88,39 @@ type spanGroup struct {
 	spans []endedSpan
 }
 
-// appendTraceRequest appends the ExportTraceServiceRequest of spans to b:
+// appendTraceRequest appends the ExportTraceServiceRequest of batch to b:
 // spans grouped by resource, then by instrumentation scope, in the order
 // they first appear (mcpseal has one of each; its own request spans have
 // own's), each upstream span right before its parent, in its group.
-func appendTraceRequest(b []byte, spans []endedSpan, own spanOrigin) []byte {
+func appendTraceRequest(b []byte, batch endedBatch, own spanOrigin) []byte {
+	origin := func(sd endedSpan) (*resource.Resource, instrumentation.Scope) {
+		if sd.ReadOnlySpan == nil {
+			return own.res, own.scope
+		}
+		return sd.Resource(), sd.InstrumentationScope()
+	}
+	if len(batch.spans) == 0 {
+		return b
+	}
 	var groups []spanGroup
-	for _, sd := range spans {
-		var (
-			res   *resource.Resource
-			scope instrumentation.Scope
-		)
-		switch {
-		case sd.req != nil:
-			res, scope = own.res, own.scope
-		case sd.ReadOnlySpan != nil:
-			res, scope = sd.Resource(), sd.InstrumentationScope()
-		default:
-			continue
-		}
-		i := 0
-		for ; i < len(groups); i++ {
-			if sameResource(groups[i].res, res) && groups[i].scope == scope {
-				break
+	if res, scope := origin(batch.spans[0]); allOf(batch.spans, res, scope, origin) {
+		// The common case, every span the provider's own: one group, the
+		// batch as it is.
+		groups = []spanGroup{{res: res, scope: scope, spans: batch.spans}}
+	} else {
+		for _, sd := range batch.spans {
+			res, scope := origin(sd)
+			i := 0
+			for ; i < len(groups); i++ {
+				if sameResource(groups[i].res, res) && groups[i].scope == scope {
+					break
+				}
 			}
+			if i == len(groups) {
+				groups = append(groups, spanGroup{res: res, scope: scope})
+			}
+			groups[i].spans = append(groups[i].spans, sd)
 		}
-		if i == len(groups) {
-			groups = append(groups, spanGroup{res: res, scope: scope})
-		}
-		groups[i].spans = append(groups[i].spans, sd)
 	}
 	for i := 0; i < len(groups); {
 		res := groups[i].res
@@ -131,7 +134,7 @@ func appendTraceRequest(b []byte, spans []endedSpan, own spanOrigin) []byte {
 		}
 		j := i
 		for ; j < len(groups) && sameResource(groups[j].res, res); j++ {
-			b = appendScopeSpans(b, groups[j], own.limits)
+			b = appendScopeSpans(b, groups[j], batch.enc)
 		}
 		if res != nil {
 			b = appendString(b, 3, res.SchemaURL()) // ResourceSpans.schema_url
@@ -142,6 +145,17 @@ func appendTraceRequest(b []byte, spans []endedSpan, own spanOrigin) []byte {
 	return b
 }
 
+// allOf reports whether every span of spans has the origin res, scope.
+func allOf(spans []endedSpan, res *resource.Resource, scope instrumentation.Scope, origin func(endedSpan) (*resource.Resource, instrumentation.Scope)) bool {
+	for _, sd := range spans {
+		r, sc := origin(sd)
+		if sc != scope || !sameResource(r, res) {
+			return false
+		}
+	}
+	return true
+}
+
 func sameResource(a, b *resource.Resource) bool {
 	if a == nil || b == nil {
 		return a == b
@@ -149,7 +163,7 @@ func sameResource(a, b *resource.Resource) bool {
 	return a == b || a.Equivalent() == b.Equivalent()
 }
 
-func appendScopeSpans(b []byte, g spanGroup, lim sdktrace.SpanLimits) []byte {
+func appendScopeSpans(b []byte, g spanGroup, enc []byte) []byte {
 	ss := beginMessage(&b, 2) // ResourceSpans.scope_spans
 	if g.scope != (instrumentation.Scope{}) {
 		sc := beginMessage(&b, 1) // ScopeSpans.scope
@@ -161,15 +175,9 @@ func appendScopeSpans(b []byte, g spanGroup, lim sdktrace.SpanLimits) []byte {
 		endMessage(&b, sc)
 	}
 	for _, sd := range g.spans {
-		if sd.req != nil {
-			if sd.up.id.IsValid() {
-				b = appendUpstreamSpan(b, sd.req.sc, sd.up, lim, sd.req.start)
-			}
-			b = appendRequestSpan(b, sd.req, lim)
+		if sd.ReadOnlySpan == nil {
+			b = append(b, enc[sd.from:sd.to]...) // a request span, encoded when it ended
 			continue
-		}
-		if sd.up.id.IsValid() {
-			b = appendUpstreamSpan(b, sd.SpanContext(), sd.up, lim, time.Time{})
 		}
 		b = appendSpan(b, sd.ReadOnlySpan)
 	}

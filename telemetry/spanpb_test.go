@@ -85,13 +85,25 @@ func decodeRequest(t testing.TB, b []byte) []*tracepb.ResourceSpans {
 var noLimits = spanOrigin{limits: sdktrace.SpanLimits{AttributeCountLimit: -1, AttributeValueLengthLimit: -1, LinkCountLimit: -1,
 	EventCountLimit: -1, AttributePerLinkCountLimit: -1, AttributePerEventCountLimit: -1, AttributeValueDepthLimit: -1}}
 
-// ended is spans as the batcher queues them, none with an upstream span.
-func ended(spans []sdktrace.ReadOnlySpan) []endedSpan {
+// ended is SDK spans as the batcher queues them.
+func ended(spans []sdktrace.ReadOnlySpan) endedBatch {
 	out := make([]endedSpan, len(spans))
 	for i, s := range spans {
 		out[i].ReadOnlySpan = s
 	}
-	return out
+	return endedBatch{spans: out}
+}
+
+// encoded is request spans as the batcher queues them (endRequest),
+// under the limits lim.
+func encoded(lim sdktrace.SpanLimits, rss ...*reqSpan) endedBatch {
+	var b endedBatch
+	for _, rs := range rss {
+		var e endedSpan
+		b.enc, e = appendEnded(b.enc, rs, lim)
+		b.spans = append(b.spans, e)
+	}
+	return b
 }
 
 // sortByFirstSpan orders resource spans (the OTLP exporter's order of
@@ -113,7 +125,7 @@ func assertSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan) {
 // (request spans with upstream spans) decodes to exactly what the
 // OpenTelemetry exporter sends for spans (the same, the upstream spans
 // SDK spans, each right before its parent).
-func assertEndedSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan, ours []endedSpan, lim spanOrigin) {
+func assertEndedSameAsReference(t testing.TB, spans []sdktrace.ReadOnlySpan, ours endedBatch, lim spanOrigin) {
 	t.Helper()
 	want := reference(t, spans)
 	got := decodeRequest(t, appendTraceRequest(nil, ours, lim))
@@ -205,7 +217,7 @@ func TestSpanEncodingMatchesOTLPExporter(t *testing.T) {
 	}
 	assertSameAsReference(t, spans)
 	assertSameAsReference(t, spans[:1])
-	if b := appendTraceRequest(nil, nil, noLimits); len(b) != 0 {
+	if b := appendTraceRequest(nil, endedBatch{}, noLimits); len(b) != 0 {
 		t.Fatalf("no spans encode as %d bytes", len(b))
 	}
 
@@ -227,7 +239,7 @@ func TestSpanEncodingMatchesOTLPExporter(t *testing.T) {
 // child before its parent) and as mcpseal records and queues them (a
 // reqSpan of the same data, with the child's as its upstreamSpan), and
 // the origin the exporter writes mcpseal's with.
-func requestsWithUpstream(t testing.TB, limits sdktrace.SpanLimits) (sdkSpans []sdktrace.ReadOnlySpan, ours []endedSpan, origin spanOrigin) {
+func requestsWithUpstream(t testing.TB, limits sdktrace.SpanLimits) (sdkSpans []sdktrace.ReadOnlySpan, ours endedBatch, origin spanOrigin) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	res := resource.NewSchemaless(attribute.String("service.name", "mcpseal"))
@@ -284,10 +296,7 @@ func requestsWithUpstream(t testing.TB, limits sdktrace.SpanLimits) (sdkSpans []
 	if len(sdkSpans) != 6 {
 		t.Fatalf("%d spans", len(sdkSpans))
 	}
-	for _, rs := range reqs {
-		ours = append(ours, endedSpan{req: rs, up: rs.up})
-	}
-	return sdkSpans, ours, origin
+	return sdkSpans, encoded(limits, reqs...), origin
 }
 
 // TestSpanExporterReusesItsBuffer: a batch is encoded in the buffer the
@@ -360,7 +369,8 @@ func FuzzSpanEncoding(f *testing.F) {
 			child.End(trace.WithTimestamp(end))
 			up := upstreamSpan{id: child.SpanContext().SpanID(), method: "tools/call", start: start, end: end, err: n%2 == 1}
 			want := reference(t, rec.Ended())[0].ScopeSpans[0].Spans[0]
-			got := decodeRequest(t, appendTraceRequest(nil, []endedSpan{{ReadOnlySpan: parent, up: up}}, noLimits))[0].ScopeSpans[0].Spans[0]
+			enc := appendUpstreamSpan(nil, parent.SpanContext(), up, noLimits.limits, time.Time{})
+			got := decodeRequest(t, appendTraceRequest(nil, endedBatch{spans: []endedSpan{{to: int32(len(enc)), n: 1}}, enc: enc}, noLimits))[0].ScopeSpans[0].Spans[0]
 			if !proto.Equal(got, want) {
 				t.Fatalf("upstream span differs:\n got %v\nwant %v", got, want)
 			}
@@ -410,7 +420,7 @@ func checkRequestSpan(t *testing.T, name, key, value, state string, n int) {
 	rs := &reqSpan{sc: sp.SpanContext(), parent: parent, record: true, name: name, start: time.Unix(0, int64(n)), end: end,
 		link: link, attrs: attrs, err: n%2 == 1}
 	origin := spanOrigin{res: res, scope: instrumentation.Scope{Name: tracerName}, limits: limits}
-	assertEndedSameAsReference(t, rec.Ended(), []endedSpan{{req: rs}}, origin)
+	assertEndedSameAsReference(t, rec.Ended(), encoded(limits, rs), origin)
 }
 
 func isASCII(s string) bool {

@@ -126,7 +126,7 @@ func (t *Telemetry) startTraces(tc *tracing) error {
 	// them; mcpseal's own spans (reqspan.go) are bounded by the same.
 	own := spanOrigin{res: res, scope: instrumentation.Scope{Name: tracerName}, limits: sdktrace.NewSpanLimits()}
 	exp := &spanExporter{c: c, own: own}
-	t.spans = newSpanBatcher(exp, otel.Handle, spanBatchTimeout, spanBatch, spanQueue)
+	t.spans = newSpanBatcher(exp, otel.Handle, own.limits, spanBatchTimeout, spanBatch, spanQueue)
 	t.sampler = sampler
 	t.tp = sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),

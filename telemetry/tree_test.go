@@ -413,7 +413,7 @@ func TestUpstreamSpanContextNamesTheExportedSpan(t *testing.T) {
 func TestUpstreamSpanQueuedAndDroppedWithItsParent(t *testing.T) {
 	t.Parallel()
 	fe, h := &fakeExporter{}, &handled{}
-	b := newSpanBatcher(fe, h.handle, time.Hour, 8, 2)
+	b := newSpanBatcher(fe, h.handle, sdktrace.NewSpanLimits(), time.Hour, 8, 2)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b), sdktrace.WithIDGenerator(randomIDs{}))
 	sampler, err := samplerFromEnv(func(string) string { return "parentbased_always_on" })
 	if err != nil {
