@@ -59,6 +59,7 @@ type reqSpan struct {
 	link      trace.SpanContext    // the session span, when parent is a client's; invalid: none
 	samplerKV []attribute.KeyValue // attributes the sampler added (the SDK's own add none)
 	attrs     []attribute.KeyValue // set at end, before the limits
+	enc       encodedAttrs         // attrs encoded under the limits, when the shape has them (spanShape.okEnc)
 	err       bool                 // status ERROR, no description
 	up        upstreamSpan
 }
@@ -74,7 +75,12 @@ type spanOrigin struct {
 // startRequestSpan records the start of a request span named name under
 // the parent span context in ctx, as the SDK's tracer.Start would.
 func (t *Telemetry) startRequestSpan(ctx context.Context, name string, link trace.SpanContext, now time.Time) reqSpan {
-	psc := trace.SpanContextFromContext(ctx)
+	return t.startRequestSpanUnder(ctx, trace.SpanContextFromContext(ctx), name, link, now)
+}
+
+// startRequestSpanUnder is startRequestSpan with psc, the span context in
+// ctx, already read (a session keeps its span's).
+func (t *Telemetry) startRequestSpanUnder(ctx context.Context, psc trace.SpanContext, name string, link trace.SpanContext, now time.Time) reqSpan {
 	var tid trace.TraceID
 	var sid trace.SpanID
 	if psc.TraceID().IsValid() {
@@ -82,11 +88,16 @@ func (t *Telemetry) startRequestSpan(ctx context.Context, name string, link trac
 	} else {
 		tid, sid = randomIDs{}.NewIDs(ctx)
 	}
-	p := sdktrace.SamplingParameters{ParentContext: ctx, TraceID: tid, Name: name, Kind: trace.SpanKindServer}
-	if link.IsValid() {
-		p.Links = []trace.Link{{SpanContext: link}}
+	var sr sdktrace.SamplingResult
+	if _, ok := t.sampler.(defaultSampler); ok {
+		sr = defaultDecision(psc)
+	} else {
+		p := sdktrace.SamplingParameters{ParentContext: ctx, TraceID: tid, Name: name, Kind: trace.SpanKindServer}
+		if link.IsValid() {
+			p.Links = []trace.Link{{SpanContext: link}}
+		}
+		sr = t.sampler.ShouldSample(p)
 	}
-	sr := t.sampler.ShouldSample(p)
 	flags := psc.TraceFlags() &^ trace.FlagsSampled
 	if sr.Decision == sdktrace.RecordAndSample {
 		flags |= trace.FlagsSampled
@@ -102,6 +113,26 @@ func (t *Telemetry) startRequestSpan(ctx context.Context, name string, link trac
 	}
 }
 
+// defaultSampler is mcpseal's sampler when OTEL_TRACES_SAMPLER is unset:
+// ParentBased(AlwaysSample) with a remote unsampled parent sampled too
+// (samplerFromEnv). The tracer provider asks it as any sampler; request
+// spans take its decision from defaultDecision, without building the
+// sampling parameters and reading the parent context again on every call.
+type defaultSampler struct{ sdktrace.Sampler }
+
+// defaultDecision is what defaultSampler decides for a span under psc:
+// every delegate it has is AlwaysSample but one, a local parent's that
+// is not sampled (NeverSample); each gives the parent's trace state and
+// no attributes. TestRedTeamRequestSpanDecisionMatchesTheSDK compares it
+// with the SDK's tracer for every kind of parent.
+func defaultDecision(psc trace.SpanContext) sdktrace.SamplingResult {
+	d := sdktrace.RecordAndSample
+	if psc.IsValid() && !psc.IsRemote() && !psc.IsSampled() {
+		d = sdktrace.Drop
+	}
+	return sdktrace.SamplingResult{Decision: d, Tracestate: psc.TraceState()}
+}
+
 // traced reports whether the request has a span (sampled or not).
 func (rs *reqSpan) traced() bool { return rs.sc.IsValid() }
 
@@ -113,13 +144,19 @@ func (rs *reqSpan) context() context.Context {
 
 // spanAttrs applies the SDK's attribute count and value length limits to
 // the request span's attributes (the sampler's first, as the SDK adds
-// them), returning what is kept and how many were dropped. mcpseal's
-// attributes are strings with distinct keys, and ASCII (safe names,
-// labels, codes, hex), so a length limit cuts bytes.
+// them), returning what is kept and how many were dropped.
 func spanAttrs(rs *reqSpan, lim sdktrace.SpanLimits) ([]attribute.KeyValue, int) {
-	all := rs.attrs
-	if len(rs.samplerKV) > 0 {
-		all = dedupe(append(append([]attribute.KeyValue(nil), rs.samplerKV...), rs.attrs...))
+	return limitAttrs(rs.samplerKV, rs.attrs, lim)
+}
+
+// limitAttrs is spanAttrs of a span with the sampler's attributes first
+// and attrs after. mcpseal's attributes are strings with distinct keys,
+// and ASCII (safe names, labels, codes, hex), so a length limit cuts
+// bytes.
+func limitAttrs(samplerKV, attrs []attribute.KeyValue, lim sdktrace.SpanLimits) ([]attribute.KeyValue, int) {
+	all := attrs
+	if len(samplerKV) > 0 {
+		all = dedupe(append(append([]attribute.KeyValue(nil), samplerKV...), attrs...))
 	}
 	dropped := 0
 	if n := lim.AttributeCountLimit; n >= 0 && len(all) > n {
@@ -137,6 +174,27 @@ func spanAttrs(rs *reqSpan, lim sdktrace.SpanLimits) ([]attribute.KeyValue, int)
 		}
 	}
 	return all, dropped
+}
+
+// encodedAttrs is a span's attributes as its encoder writes them (the
+// Span.attributes fields) and how many the limits dropped, when ok. The
+// attributes of the requests of one shape and outcome are the same, so a
+// session encodes them once (spanShape) instead of at the end of every
+// request; TestEncodedAttrsAreTheEncoders checks the bytes are the same.
+type encodedAttrs struct {
+	b       []byte
+	dropped int
+	ok      bool
+}
+
+// encodeAttrs encodes attrs (no sampler's attributes) under lim.
+func encodeAttrs(attrs []attribute.KeyValue, lim sdktrace.SpanLimits) encodedAttrs {
+	kept, dropped := limitAttrs(nil, attrs, lim)
+	e := encodedAttrs{dropped: dropped, ok: true}
+	for _, kv := range kept {
+		e.b = appendKeyValue(e.b, 9, kv)
+	}
+	return e
 }
 
 // dedupe keeps the last value of each key, in the order of first
@@ -175,7 +233,7 @@ func samplerFromEnv(getenv func(string) string) (sdktrace.Sampler, error) {
 	}
 	switch name {
 	case "":
-		return sdktrace.ParentBased(sdktrace.AlwaysSample(), sdktrace.WithRemoteParentNotSampled(sdktrace.AlwaysSample())), nil
+		return defaultSampler{sdktrace.ParentBased(sdktrace.AlwaysSample(), sdktrace.WithRemoteParentNotSampled(sdktrace.AlwaysSample()))}, nil
 	case "always_on":
 		return sdktrace.AlwaysSample(), nil
 	case "always_off":
@@ -215,9 +273,15 @@ func appendRequestSpan(b []byte, rs *reqSpan, lim sdktrace.SpanLimits) []byte {
 	b = appendFixed64(b, 7, unixNano(start))
 	// The end as the SDK stamps it: the start plus the monotonic duration.
 	b = appendFixed64(b, 8, unixNano(start+int64(max(0, rs.end.Sub(rs.start)))))
-	attrs, dropped := spanAttrs(rs, lim)
-	for _, kv := range attrs {
-		b = appendKeyValue(b, 9, kv)
+	var dropped int
+	if rs.enc.ok && len(rs.samplerKV) == 0 {
+		b, dropped = append(b, rs.enc.b...), rs.enc.dropped
+	} else {
+		var attrs []attribute.KeyValue
+		attrs, dropped = spanAttrs(rs, lim)
+		for _, kv := range attrs {
+			b = appendKeyValue(b, 9, kv)
+		}
 	}
 	b = appendVarint(b, 10, uint64(dropped))
 	// A link the limit leaves no room for is not counted either: the

@@ -50,7 +50,8 @@ type Session struct {
 	label  string
 
 	mu      sync.Mutex
-	ctx     context.Context // the session span's
+	ctx     context.Context   // the session span's
+	sc      trace.SpanContext // the session span's, read once
 	span    trace.Span
 	pending map[string]*request
 	// dups are the keys of client requests this step repeated while the
@@ -90,6 +91,8 @@ type spanShape struct {
 	name  string
 	attrs []attribute.KeyValue // method, session, tool, operation, protocol
 	ok    []attribute.KeyValue // attrs and the outcome ok
+	okEnc encodedAttrs         // ok, encoded under the provider's limits
+	upEnc encodedAttrs         // the upstream span's attribute (the method), encoded
 }
 
 const maxShapes = 256
@@ -115,6 +118,10 @@ func (s *Session) shape(method, tool string) *spanShape {
 		attrs = append(attrs, attribute.String(attrProtocol, s.protocol))
 	}
 	sh := &spanShape{name: name, attrs: attrs[:len(attrs):len(attrs)], ok: append(attrs, okOutcome...)}
+	if b := s.t.spans; b != nil {
+		sh.okEnc = encodeAttrs(sh.ok, b.limits)
+		sh.upEnc = encodeAttrs([]attribute.KeyValue{attribute.String(attrMethod, method)}, b.limits)
+	}
 	if len(s.shapes) < maxShapes {
 		if s.shapes == nil {
 			s.shapes = make(map[shapeKey]*spanShape)
@@ -152,6 +159,7 @@ func (t *Telemetry) Session(id, label string) *Session {
 	if t.tracer != nil {
 		s.ctx, s.span = t.tracer.Start(context.Background(), "mcpseal.session", trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(attribute.String(attrSession, s.id), attribute.String(attrServer, reduce(id)), attribute.String(attrLabel, reduce(label))))
+		s.sc = s.span.SpanContext()
 	}
 	return s
 }
@@ -246,12 +254,14 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	sh := s.shape(r.method, "")
 	r.shape = sh
 	meta := metaOf(m.Params)
-	parent, link := s.ctx, trace.SpanContext{}
+	parent, psc, link := s.ctx, s.sc, trace.SpanContext{}
 	if tp, ts, ok := s.clientContext(meta, hdr); ok {
-		parent = trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(withState(tp, ts)))
-		link = trace.SpanContextFromContext(s.ctx)
+		psc = trace.NewSpanContext(withState(tp, ts))
+		parent = trace.ContextWithRemoteSpanContext(context.Background(), psc)
+		psc = trace.SpanContextFromContext(parent) // remote, as the context holds it
+		link = s.sc
 	}
-	r.span = s.t.startRequestSpan(parent, sh.name, link, now)
+	r.span = s.t.startRequestSpanUnder(parent, psc, sh.name, link, now)
 }
 
 // newRequest returns a zero request, one released before if there is one.
@@ -341,7 +351,7 @@ func (s *Session) Emitted(out []gate.Out) {
 			// (UpstreamSpanContext); the exporter writes it with its
 			// parent (upstream.go).
 			if r.span.sc.IsSampled() {
-				r.span.up = upstreamSpan{id: newSpanID(), method: r.method, start: now}
+				r.span.up = upstreamSpan{id: newSpanID(), method: r.method, start: now, enc: r.shape.upEnc}
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
 			if i := slices.Index(s.dups, m.Key); i >= 0 {
@@ -409,6 +419,7 @@ func (s *Session) end(r *request, outcome, code string, status int, answeredErr 
 		return
 	}
 	if outcome == "ok" {
+		r.span.enc = r.shape.okEnc
 		s.endRequest(r, r.shape.ok, now)
 		return
 	}

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -421,6 +422,48 @@ func checkRequestSpan(t *testing.T, name, key, value, state string, n int) {
 		link: link, attrs: attrs, err: n%2 == 1}
 	origin := spanOrigin{res: res, scope: instrumentation.Scope{Name: tracerName}, limits: limits}
 	assertEndedSameAsReference(t, rec.Ended(), encoded(limits, rs), origin)
+	assertEncodedAttrsAreTheEncoders(t, rs, limits)
+}
+
+// assertEncodedAttrsAreTheEncoders fails unless rs and an upstream span
+// of its method encode to the same bytes with their attributes encoded
+// beforehand (encodeAttrs, as a session's span shape holds them) as
+// without.
+func assertEncodedAttrsAreTheEncoders(t testing.TB, rs *reqSpan, lim sdktrace.SpanLimits) {
+	t.Helper()
+	pre := *rs
+	pre.enc = encodeAttrs(rs.attrs, lim)
+	if got, want := appendRequestSpan(nil, &pre, lim), appendRequestSpan(nil, rs, lim); !bytes.Equal(got, want) {
+		t.Fatalf("request span with its attributes encoded first:\n%x\nencoded at the end:\n%x", got, want)
+	}
+	for _, method := range []string{"tools/call", "resources/read", ""} {
+		up := upstreamSpan{id: trace.SpanID{7}, method: method, start: rs.start, end: rs.end, err: rs.err}
+		want := appendUpstreamSpan(nil, rs.sc, up, lim, rs.start)
+		up.enc = encodeAttrs([]attribute.KeyValue{attribute.String(attrMethod, method)}, lim)
+		if got := appendUpstreamSpan(nil, rs.sc, up, lim, rs.start); !bytes.Equal(got, want) {
+			t.Fatalf("upstream span of %q with its attribute encoded first:\n%x\nencoded at the end:\n%x", method, got, want)
+		}
+	}
+}
+
+// TestEncodedAttrsAreTheEncoders: a session's span shapes encode their
+// attributes once; for every limit a provider can have, the request and
+// upstream spans written with them are the bytes written without.
+func TestEncodedAttrsAreTheEncoders(t *testing.T) {
+	t.Parallel()
+	base := []attribute.KeyValue{attribute.String(attrMethod, "tools/call"), attribute.String(attrSession, "0123456789abcdef"),
+		attribute.String(attrTool, "echo"), attribute.String(attrOperation, "execute_tool"), attribute.String(attrProtocol, "2026-07-28")}
+	for _, count := range []int{-1, 0, 1, 3, 6, 128} {
+		for _, length := range []int{-1, 0, 1, 4, 12, 4096} {
+			lim := sdktrace.NewSpanLimits()
+			lim.AttributeCountLimit, lim.AttributeValueLengthLimit = count, length
+			for _, attrs := range [][]attribute.KeyValue{nil, base, append(base[:5:5], attribute.String(attrOutcome, "ok"))} {
+				rs := &reqSpan{sc: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled}),
+					record: true, name: "tools/call echo", start: time.Unix(1_700_000_000, 5), end: time.Unix(1_700_000_001, 7), attrs: attrs}
+				assertEncodedAttrsAreTheEncoders(t, rs, lim)
+			}
+		}
+	}
 }
 
 func isASCII(s string) bool {

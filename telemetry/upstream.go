@@ -53,7 +53,8 @@ type upstreamSpan struct {
 	id         trace.SpanID
 	method     string // the request's methods label
 	start, end time.Time
-	err        bool // the server answered with an error
+	err        bool         // the server answered with an error
+	enc        encodedAttrs // its attribute, encoded under the limits, when the shape has it (spanShape.upEnc)
 }
 
 // randomIDs is the SDK's own span and trace id generator (sdktrace's
@@ -130,17 +131,12 @@ func appendUpstreamSpan(b []byte, psc trace.SpanContext, up upstreamSpan, lim sd
 	b = appendFixed64(b, 7, unixNano(start))
 	// The end as the SDK stamps it: the start plus the monotonic duration.
 	b = appendFixed64(b, 8, unixNano(start+int64(max(0, up.end.Sub(up.start)))))
-	dropped := 0
-	if lim.AttributeCountLimit == 0 {
-		dropped = 1
-	} else {
-		method := up.method
-		if n := lim.AttributeValueLengthLimit; n >= 0 && len(method) > n {
-			method = method[:n] // a methods label is ASCII
-		}
-		b = appendKeyValue(b, 9, attribute.String(attrMethod, method))
+	enc := up.enc
+	if !enc.ok {
+		enc = encodeAttrs([]attribute.KeyValue{attribute.String(attrMethod, up.method)}, lim)
 	}
-	b = appendVarint(b, 10, uint64(dropped))
+	b = append(b, enc.b...)
+	b = appendVarint(b, 10, uint64(enc.dropped))
 	m := beginMessage(&b, 15) // always present, as the OTLP exporter sends it
 	if up.err {
 		b = appendVarint(b, 3, 2) // STATUS_CODE_ERROR, no description
