@@ -487,13 +487,17 @@ func fileError(id string, err error) error {
 }
 
 // touch records that server id was seen at now. Last-seen times are not
-// security relevant; a failure to write one is ignored.
+// security relevant; a failure to write one is ignored. Nor are they
+// durable: the file is replaced atomically but not fsynced (every session
+// writes one before its first listing is released, and the two fsyncs
+// were most of the pin check's time). After a crash it may be the older
+// time, or empty or partial, which lastSeen reads as unknown.
 func (v *view) touch(id string, now time.Time) {
 	if v.db != nil {
 		v.db.Touch(id, now.UTC())
 		return
 	}
-	_ = atomicfile.WriteFile(v.s.seenPath(id), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o600)
+	_ = atomicfile.WriteFileUnsynced(v.s.seenPath(id), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o600)
 }
 
 // lastSeen reads server id's last-seen time; zero when unknown.

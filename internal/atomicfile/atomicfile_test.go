@@ -88,3 +88,28 @@ func TestReadFileAllocatesItsSize(t *testing.T) {
 		t.Errorf("an empty file: %q, %v", got, err)
 	}
 }
+
+// WriteFileUnsynced replaces a file as WriteFile does (new bytes, the
+// mode asked for, no temporary file left), only without the fsyncs.
+func TestWriteUnsyncedReplacesAndLeavesNoTemporaryFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "seen")
+	for _, data := range []string{"first, longer", "second"} {
+		if err := atomicfile.WriteFileUnsynced(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := atomicfile.ReadFile(path, 1024)
+		if err != nil || string(got) != data {
+			t.Fatalf("read %q, %v; want %q", got, err, data)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v", fi.Mode(), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("folder holds %v; the temporary file was left behind", entries)
+	}
+}
