@@ -30,6 +30,8 @@ type Store struct {
 	fleet bool
 	// high is the furthest point of the chain this handle has seen.
 	high highWater
+	// pre is the record Prefetch read ahead of the next Observe.
+	pre prefetchSlot
 }
 
 // DefaultHome returns mcpseal's home folder: $MCPSEAL_HOME when set (it
@@ -254,6 +256,9 @@ func (v *view) record(id string) (*record, error) {
 // to record, which reads it whole and judges it as always.
 func (v *view) recordKnowing(id string, known map[string]json.RawMessage) (*record, error) {
 	if v.db == nil && v.chainErr == nil {
+		if r := v.takePrefetched(id, known); r != nil {
+			return r, nil
+		}
 		if r := v.streamRecord(id, known); r != nil {
 			return r, nil
 		}
