@@ -48,3 +48,24 @@ func BenchmarkObservePinned(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkObservePrefetched is the same check when Prefetch has read the
+// record while the server started (what `mcpseal run` does): the time
+// left on the path to the first listing.
+func BenchmarkObservePrefetched(b *testing.B) {
+	s, _ := openStore(b)
+	id := IdentityForName("bench")
+	c := benchContract(b)
+	observe(b, s, id, profileA, c, Guard)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s.Prefetch(id.ID)
+		<-s.pre.p.Load().done
+		b.StartTimer()
+		res, err := s.Observe(id, obsOf(profileA), c, Guard, t0)
+		if err != nil || res.Outcome != Match {
+			b.Fatal(res.Outcome, err)
+		}
+	}
+}
