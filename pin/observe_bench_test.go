@@ -36,16 +36,26 @@ func benchContract(b *testing.B) *contract.Contract {
 // BenchmarkObservePinned is a session's pin check of a pinned 40-tool
 // server: what every `mcpseal run` does before its first listing.
 func BenchmarkObservePinned(b *testing.B) {
+	s, id, c := benchPinned(b)
+	for b.Loop() {
+		benchMatch(b, s, id, c)
+	}
+}
+
+// benchPinned is a store with the benchmark's contract pinned.
+func benchPinned(b *testing.B) (*Store, Identity, *contract.Contract) {
 	s, _ := openStore(b)
 	id := IdentityForName("bench")
 	c := benchContract(b)
 	observe(b, s, id, profileA, c, Guard)
 	b.ReportAllocs()
-	for b.Loop() {
-		res, err := s.Observe(id, obsOf(profileA), c, Guard, t0)
-		if err != nil || res.Outcome != Match {
-			b.Fatal(res.Outcome, err)
-		}
+	return s, id, c
+}
+
+func benchMatch(b *testing.B, s *Store, id Identity, c *contract.Contract) {
+	res, err := s.Observe(id, obsOf(profileA), c, Guard, t0)
+	if err != nil || res.Outcome != Match {
+		b.Fatal(res.Outcome, err)
 	}
 }
 
@@ -53,19 +63,12 @@ func BenchmarkObservePinned(b *testing.B) {
 // record while the server started (what `mcpseal run` does): the time
 // left on the path to the first listing.
 func BenchmarkObservePrefetched(b *testing.B) {
-	s, _ := openStore(b)
-	id := IdentityForName("bench")
-	c := benchContract(b)
-	observe(b, s, id, profileA, c, Guard)
-	b.ReportAllocs()
+	s, id, c := benchPinned(b)
 	for b.Loop() {
 		b.StopTimer()
 		s.Prefetch(id.ID)
 		<-s.pre.p.Load().done
 		b.StartTimer()
-		res, err := s.Observe(id, obsOf(profileA), c, Guard, t0)
-		if err != nil || res.Outcome != Match {
-			b.Fatal(res.Outcome, err)
-		}
+		benchMatch(b, s, id, c)
 	}
 }
