@@ -40,9 +40,10 @@ type prefetched struct {
 type prefetchSlot struct{ p atomic.Pointer[prefetched] }
 
 // Prefetch starts reading and decoding server id's record file, for the
-// next Observe of id to use; it returns at once. It takes no lock and
-// writes nothing: what it reads counts only if Observe finds the same
-// bytes under the lock. A later Prefetch replaces an earlier one. It does
+// next Observe of id to use; it returns at once. It reads under the shared
+// lock (waiting for a writer, on its goroutine) and writes nothing: what
+// it reads counts only if Observe finds the same bytes under the
+// exclusive lock. A later Prefetch replaces an earlier one. It does
 // nothing for a backend's store.
 func (s *Store) Prefetch(id string) {
 	if s.db != nil || !isID(id) {
@@ -52,7 +53,18 @@ func (s *Store) Prefetch(id string) {
 	s.pre.p.Store(p)
 	go func() {
 		defer close(p.done)
+		// The file is read under the shared lock, as every other read of
+		// a record is, though nothing read here is trusted: on Windows a
+		// file held open cannot be renamed over or removed, so a read
+		// outside the lock would make a writer's commit (another
+		// session's drift, an approve, a forget) fail after its event.
+		// Only the read holds it; the decode does not.
+		lk, err := s.lock(false)
+		if err != nil {
+			return
+		}
 		data, err := atomicfile.ReadFile(s.recordPath(id), maxPrefetchSize)
+		lk.Close()
 		if err != nil {
 			return
 		}

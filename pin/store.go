@@ -120,18 +120,9 @@ func (s *Store) open(exclusive bool) (*view, error) {
 	if s.db != nil {
 		return s.openDB(exclusive)
 	}
-	// A FIFO, folder or link in place of the lock file is refused, not
-	// waited on: the store's lock must be the store's own file.
-	f, err := atomicfile.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if errors.Is(err, atomicfile.ErrNotRegular) {
-		return nil, tampered("", "the lock file: "+err.Error())
-	}
+	f, err := s.lock(exclusive)
 	if err != nil {
-		return nil, fmt.Errorf("opening the pin store lock: %w", err)
-	}
-	if err := lockFile(f, exclusive); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking the pin store: %w", err)
+		return nil, err
 	}
 	v := &view{s: s, lock: f, exclusive: exclusive, ch: emptyChain()}
 	data, err := atomicfile.ReadFile(s.eventsPath(), maxEventsSize)
@@ -146,6 +137,25 @@ func (s *Store) open(exclusive bool) (*view, error) {
 	}
 	v.trustChain()
 	return v, nil
+}
+
+// lock takes the store's lock (exclusive for writers, shared for
+// readers) and returns the lock file: closing it releases the lock.
+func (s *Store) lock(exclusive bool) (*os.File, error) {
+	// A FIFO, folder or link in place of the lock file is refused, not
+	// waited on: the store's lock must be the store's own file.
+	f, err := atomicfile.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return nil, tampered("", "the lock file: "+err.Error())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the pin store lock: %w", err)
+	}
+	if err := lockFile(f, exclusive); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking the pin store: %w", err)
+	}
+	return f, nil
 }
 
 // openChain opens the store for reading and refuses a broken chain (an

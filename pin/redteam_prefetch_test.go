@@ -1,0 +1,50 @@
+package pin
+
+import (
+	"testing"
+	"time"
+)
+
+// TestRedTeamPrefetchReadsWhileAWriterHoldsTheLock: Prefetch read the
+// record file with no lock at all, while another process held the
+// exclusive lock to commit. Every other open of a record holds the
+// store's lock, and Windows (a release target) relies on that: a file
+// another process holds open cannot be renamed over or removed there (Go
+// opens without FILE_SHARE_DELETE), so a session starting while another
+// one drifts, or while a person approves or forgets the server, made that
+// writer's rename fail after its event was appended: an error for an
+// approve that did take effect. The read must wait for the writer.
+func TestRedTeamPrefetchReadsWhileAWriterHoldsTheLock(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := IdentityForName("memory")
+	c := contractOf(nil, tool(t, "read_graph", "Read the graph."))
+	observe(t, s, id, profileA, c, Guard)
+
+	writer, err := Open(home) // another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := writer.open(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Prefetch(id.ID)
+	p := s.pre.p.Load()
+	select {
+	case <-p.done:
+		v.close()
+		t.Fatal("Prefetch read the record while another process held the exclusive lock")
+	case <-time.After(200 * time.Millisecond):
+	}
+	v.close()
+	<-p.done
+	if p.r == nil {
+		t.Fatal("Prefetch decoded nothing once the writer was done")
+	}
+	wantOutcome(t, observe(t, s, id, profileA, c, Guard), Match)
+}
