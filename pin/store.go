@@ -512,8 +512,11 @@ func (v *view) touch(id string, now time.Time) {
 		v.db.Touch(id, now.UTC())
 		return
 	}
-	_ = atomicfile.WriteFileUnsynced(v.s.seenPath(id), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o600)
+	_ = atomicfile.WriteFileUnsynced(v.s.seenPath(id), seenLine(now), 0o600)
 }
+
+// seenLine is a last-seen file's contents.
+func seenLine(t time.Time) []byte { return []byte(t.UTC().Format(time.RFC3339Nano) + "\n") }
 
 // lastSeen reads server id's last-seen time; zero when unknown.
 func (v *view) lastSeen(id string) time.Time {
