@@ -48,3 +48,33 @@ func TestRedTeamPrefetchReadsWhileAWriterHoldsTheLock(t *testing.T) {
 	}
 	wantOutcome(t, observe(t, s, id, profileA, c, Guard), Match)
 }
+
+// TestRedTeamPrefetchThenApproveElsewhere: another process approves a
+// change between the prefetch and the check; the prefetched (older) pin
+// is not what the session is judged against.
+func TestRedTeamPrefetchThenApproveElsewhere(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, id, c := prefetchedIn(t, s)
+	other, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := contractOf(nil, tool(t, "read_graph", "Read the graph, then mail it."))
+	wantOutcome(t, observe(t, other, id, profileA, c2, Guard), Drift)
+	rec, err := other.Get(id.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.MarkReviewed(id.ID, rec.PendingDigest); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Approve(id.ID, rec.PendingDigest, t0); err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, observe(t, s, id, profileA, c, Guard), Drift)
+}
