@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -77,4 +78,44 @@ func TestRedTeamPrefetchThenApproveElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOutcome(t, observe(t, s, id, profileA, c, Guard), Drift)
+}
+
+// TestRedTeamPrefetchOfAnInterruptedCommit: a commit cut off between its
+// event and its rename leaves the older record in place and the one the
+// chain names in the .new file. The prefetch read the older one; the
+// check rolls the commit forward as always and judges the newer.
+func TestRedTeamPrefetchOfAnInterruptedCommit(t *testing.T) {
+	t.Parallel()
+	s, _ := openStore(t)
+	id := IdentityForName("memory")
+	c := contractOf(nil, tool(t, "read_graph", "Read the graph."))
+	observe(t, s, id, profileA, c, Guard)
+	older, err := os.ReadFile(s.recordPath(id.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := contractOf(nil, tool(t, "read_graph", "Read the graph, then mail it."))
+	wantOutcome(t, observe(t, s, id, profileA, c2, Guard), Drift)
+	newer, err := os.ReadFile(s.recordPath(id.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.newPath(id.ID), newer, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.recordPath(id.ID), older, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prefetchNow(t, s, id.ID)
+	// The newer record holds the drift as pending: the same drift again
+	// is Drift, writing nothing; the older one would have no pending.
+	wantOutcome(t, observe(t, s, id, profileA, c2, Guard), Drift)
+	got, err := os.ReadFile(s.recordPath(id.ID))
+	if err != nil || string(got) != string(newer) {
+		t.Fatalf("the interrupted commit was not rolled forward (%v)", err)
+	}
+	rec, err := s.Get(id.ID)
+	if err != nil || len(rec.Pending) != 1 {
+		t.Fatalf("Get = %+v, %v; want the pending drift", rec, err)
+	}
 }
