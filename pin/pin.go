@@ -34,7 +34,7 @@
 //	pins/events.jsonl       the event chain (append-only)
 //	pins/<id>.json          one record per server
 //	pins/<id>.json.new      a record written but not yet committed (see Commit)
-//	pins/seen/<id>          last-seen time (RFC 3339); not chained, not security relevant
+//	pins/seen/<id>          last-seen time (RFC 3339); not chained, not security relevant, not fsynced
 //
 // # Server identity
 //
@@ -275,7 +275,9 @@
 // hash is the latest event's: the next reader uses it, and the next writer
 // renames it into place. A crash during the append leaves a final line
 // without its newline: it is ignored, and the next writer truncates it. No
-// other state is repaired.
+// other state is repaired. The last-seen time is replaced atomically but
+// not fsynced (see touch): after a crash it may be old, empty or partial,
+// and reads as unknown.
 //
 // # Example
 //

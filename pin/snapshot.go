@@ -155,7 +155,10 @@ func Restore(home string, snap *Snapshot) (*Store, error) {
 	}
 	for id, t := range snap.Seen {
 		if snap.Records[id] != nil {
-			v.touch(id, t)
+			// Written once, by a command that says the copy is done: made
+			// durable, unlike a session's (touch). A failure is ignored,
+			// as touch ignores it.
+			_ = atomicfile.WriteFile(st.seenPath(id), seenLine(t), 0o600)
 		}
 	}
 	if err := writeSynced(st.eventsPath(), bytes.Clone(snap.Events)); err != nil {

@@ -30,6 +30,8 @@ type Store struct {
 	fleet bool
 	// high is the furthest point of the chain this handle has seen.
 	high highWater
+	// pre is the record Prefetch read ahead of the next Observe.
+	pre prefetchSlot
 }
 
 // DefaultHome returns mcpseal's home folder: $MCPSEAL_HOME when set (it
@@ -118,18 +120,9 @@ func (s *Store) open(exclusive bool) (*view, error) {
 	if s.db != nil {
 		return s.openDB(exclusive)
 	}
-	// A FIFO, folder or link in place of the lock file is refused, not
-	// waited on: the store's lock must be the store's own file.
-	f, err := atomicfile.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if errors.Is(err, atomicfile.ErrNotRegular) {
-		return nil, tampered("", "the lock file: "+err.Error())
-	}
+	f, err := s.lock(exclusive)
 	if err != nil {
-		return nil, fmt.Errorf("opening the pin store lock: %w", err)
-	}
-	if err := lockFile(f, exclusive); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking the pin store: %w", err)
+		return nil, err
 	}
 	v := &view{s: s, lock: f, exclusive: exclusive, ch: emptyChain()}
 	data, err := atomicfile.ReadFile(s.eventsPath(), maxEventsSize)
@@ -144,6 +137,25 @@ func (s *Store) open(exclusive bool) (*view, error) {
 	}
 	v.trustChain()
 	return v, nil
+}
+
+// lock takes the store's lock (exclusive for writers, shared for
+// readers) and returns the lock file: closing it releases the lock.
+func (s *Store) lock(exclusive bool) (*os.File, error) {
+	// A FIFO, folder or link in place of the lock file is refused, not
+	// waited on: the store's lock must be the store's own file.
+	f, err := atomicfile.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return nil, tampered("", "the lock file: "+err.Error())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the pin store lock: %w", err)
+	}
+	if err := lockFile(f, exclusive); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking the pin store: %w", err)
+	}
+	return f, nil
 }
 
 // openChain opens the store for reading and refuses a broken chain (an
@@ -254,6 +266,9 @@ func (v *view) record(id string) (*record, error) {
 // to record, which reads it whole and judges it as always.
 func (v *view) recordKnowing(id string, known map[string]json.RawMessage) (*record, error) {
 	if v.db == nil && v.chainErr == nil {
+		if r := v.takePrefetched(id, known); r != nil {
+			return r, nil
+		}
 		if r := v.streamRecord(id, known); r != nil {
 			return r, nil
 		}
@@ -487,14 +502,21 @@ func fileError(id string, err error) error {
 }
 
 // touch records that server id was seen at now. Last-seen times are not
-// security relevant; a failure to write one is ignored.
+// security relevant; a failure to write one is ignored. Nor are they
+// durable: the file is replaced atomically but not fsynced (every session
+// writes one before its first listing is released, and the two fsyncs
+// were most of the pin check's time). After a crash it may be the older
+// time, or empty or partial, which lastSeen reads as unknown.
 func (v *view) touch(id string, now time.Time) {
 	if v.db != nil {
 		v.db.Touch(id, now.UTC())
 		return
 	}
-	_ = atomicfile.WriteFile(v.s.seenPath(id), []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o600)
+	_ = atomicfile.WriteFileUnsynced(v.s.seenPath(id), seenLine(now), 0o600)
 }
+
+// seenLine is a last-seen file's contents.
+func seenLine(t time.Time) []byte { return []byte(t.UTC().Format(time.RFC3339Nano) + "\n") }
 
 // lastSeen reads server id's last-seen time; zero when unknown.
 func (v *view) lastSeen(id string) time.Time {

@@ -46,6 +46,23 @@ import (
 // rename replaces the name itself: a FIFO or a symbolic link planted at
 // path is replaced, never written through.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, true)
+}
+
+// WriteFileUnsynced replaces path with data as WriteFile does, atomically
+// for readers (they see the old bytes or the new ones, never a mix), but
+// makes neither durable: there is no fsync of the file or of its folder.
+// After a crash the name may hold the old bytes, the new ones, or an
+// empty or partial file (the rename reached the disk before the data).
+// It is for files whose loss is harmless and whose readers take anything
+// they cannot parse as absent: the pin store's last-seen times, written
+// by every session before its first listing is released, where the two
+// fsyncs cost more than the rest of the check.
+func WriteFileUnsynced(path string, data []byte, perm os.FileMode) error {
+	return writeFile(path, data, perm, false)
+}
+
+func writeFile(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -65,8 +82,10 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if durable {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -75,6 +94,9 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
+	if !durable {
+		return nil
+	}
 	return SyncDir(dir)
 }
 

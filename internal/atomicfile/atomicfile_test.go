@@ -11,26 +11,36 @@ import (
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
 )
 
+// WriteFile and WriteFileUnsynced (the same, without the fsyncs) replace
+// the file: the new bytes, the mode asked for, no temporary file left.
 func TestWriteReplacesAndLeavesNoTemporaryFile(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "pins.json")
-	for _, data := range []string{"first", "second, longer"} {
-		if err := atomicfile.WriteFile(path, []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		got, err := atomicfile.ReadFile(path, 1024)
-		if err != nil || string(got) != data {
-			t.Fatalf("read %q, %v; want %q", got, err, data)
-		}
-	}
-	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v, %v", fi.Mode(), err)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("folder holds %v; the temporary file was left behind", entries)
+	for name, write := range map[string]func(string, []byte, os.FileMode) error{
+		"WriteFile":         atomicfile.WriteFile,
+		"WriteFileUnsynced": atomicfile.WriteFileUnsynced,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "pins.json")
+			for _, data := range []string{"first", "second, longer", "third"} {
+				if err := write(path, []byte(data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				got, err := atomicfile.ReadFile(path, 1024)
+				if err != nil || string(got) != data {
+					t.Fatalf("read %q, %v; want %q", got, err, data)
+				}
+			}
+			fi, err := os.Stat(path)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v, %v", fi.Mode(), err)
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("folder holds %v; the temporary file was left behind", entries)
+			}
+		})
 	}
 }
 

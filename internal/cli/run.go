@@ -226,6 +226,8 @@ func runServer(e *env, f runFlags, argv []string) error {
 	defer guard.close()
 	plan.argv = guard.argv
 	refusal := guard.refusal
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
 	var srv stdio.Server
 	switch {
 	case refusal != nil:
@@ -245,6 +247,17 @@ func runServer(e *env, f runFlags, argv []string) error {
 		if ts, ok := guard.hooks.Observer.(httpgw.HeaderTracer); ok && isURL {
 			up.SetTrace(ts.UpstreamHeaders)
 		}
+	default:
+		// Started here, not by stdio.Run, so that what is left to set up
+		// (the gate, the pin record's read) overlaps the server's start.
+		if srv, err = stdio.StartChild(plan.argv, nil, ""); err != nil {
+			return exitWith(ExitServer, err)
+		}
+	}
+	if st, ok := guard.baseline.(*pin.Store); ok && refusal == nil {
+		// The record is read while the server starts, not after its
+		// listing arrives (pin.Store.Prefetch).
+		st.Prefetch(plan.id.ID)
 	}
 	r := &reporter{w: e.stderr, id: plan.id}
 	g := gate.New(gate.Config{
@@ -262,8 +275,6 @@ func runServer(e *env, f runFlags, argv []string) error {
 	if refusal != nil {
 		g.Refuse(*refusal)
 	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
 	res, err := stdio.Run(ctx, stdio.Config{
 		Server:    srv,
 		Argv:      plan.argv,

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/mcpseal/mcpseal/gate"
@@ -29,5 +31,18 @@ func TestRunExitCodes(t *testing.T) {
 		if got := runExitCode(tc.res); got != tc.want {
 			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRunServerThatCannotStart: run starts the server itself now (so that
+// the gate's set-up overlaps the server's start); a command that cannot
+// start still exits ExitServer with stdio's error and nothing on stdout.
+func TestRunServerThatCannotStart(t *testing.T) {
+	t.Setenv("MCPSEAL_HOME", t.TempDir())
+	missing := filepath.Join(t.TempDir(), "srv")
+	code, out, errOut := runCLI(t, "run", "--", missing)
+	want := fmt.Sprintf("mcpseal: error: cannot find server command %q: stat %s: no such file or directory\n", missing, missing)
+	if code != ExitServer || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, %q", code, out, errOut, ExitServer, want)
 	}
 }
