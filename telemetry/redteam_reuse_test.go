@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcpseal/mcpseal/contract"
@@ -313,5 +316,122 @@ func checkReuse(t *testing.T, spans []*tracepb.Span, all []*reuseModel) {
 		if want[parent] == nil {
 			t.Errorf("spans under %s no request had: %q", parent, g)
 		}
+	}
+}
+
+// TestRedTeamSpanLimitsFromTheEnvironment: with OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT
+// and OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT set (to a small count, to 0,
+// negative), the request and upstream spans a session exports (their
+// attributes encoded once per shape, or at the end) carry what an SDK span
+// given the same attributes under the same limits carries: the same kept
+// attributes, cut the same, and the same count of dropped ones.
+func TestRedTeamSpanLimitsFromTheEnvironment(t *testing.T) {
+	for _, c := range []struct{ count, length string }{{"3", "4"}, {"0", "-1"}, {"-1", "0"}, {"-7", "-3"}, {"128", "2"}} {
+		t.Run(c.count+","+c.length, func(t *testing.T) {
+			t.Setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", c.count)
+			t.Setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", c.length)
+			spans := tracedSession(t, func(s *Session) {
+				for id, answer := range []string{resultFrame(0), errorFrame(1, -32603, "")} {
+					took(t, s, callFrame(id, "echo", ""))
+					forwarded(s, callFrame(id, "echo", ""))
+					answered(t, s, answer)
+					delivered(s, answer)
+				}
+			})
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithRawSpanLimits(sdktrace.NewSpanLimits()))
+			var sid string
+			for _, sp := range spans {
+				if sp.Name == "mcpseal.session" {
+					for _, kv := range sp.Attributes {
+						if kv.Key == attrSession {
+							sid = kv.Value.GetStringValue()
+						}
+					}
+				}
+			}
+			want := map[string]string{}
+			for _, kvs := range [][]attribute.KeyValue{
+				{attribute.String(attrMethod, "tools/call"), attribute.String(attrSession, sid), attribute.String(attrTool, "echo"), attribute.String(attrOperation, "execute_tool"), attribute.String(attrOutcome, "ok")},
+				{attribute.String(attrMethod, "tools/call"), attribute.String(attrSession, sid), attribute.String(attrTool, "echo"), attribute.String(attrOperation, "execute_tool"), attribute.String(attrOutcome, "error"),
+					attribute.String(attrStatus, "-32603"), attribute.String(attrErrorType, "-32603")},
+				{attribute.String(attrMethod, "tools/call")},
+			} {
+				_, sp := tp.Tracer(tracerName).Start(context.Background(), "x")
+				sp.SetAttributes(kvs...)
+				sp.End()
+			}
+			for i, sd := range rec.Ended() {
+				var kv []string
+				for _, a := range sd.Attributes() {
+					kv = append(kv, string(a.Key)+"="+a.Value.AsString())
+				}
+				want[[]string{"ok", "error", "upstream"}[i]] = fmt.Sprintf("%q dropped %d", kv, sd.DroppedAttributes())
+			}
+			seen := 0
+			for _, sp := range spans {
+				kind := ""
+				switch {
+				case sp.Name == upstreamName:
+					kind = "upstream"
+				case sp.Name == "tools/call echo" && sp.Status.GetCode() == failed:
+					kind = "error"
+				case sp.Name == "tools/call echo":
+					kind = "ok"
+				default:
+					continue
+				}
+				seen++
+				var kv []string
+				for _, a := range sp.Attributes {
+					kv = append(kv, a.Key+"="+a.Value.GetStringValue())
+				}
+				if got := fmt.Sprintf("%q dropped %d", kv, sp.DroppedAttributesCount); got != want[kind] {
+					t.Errorf("%s span: %s, the SDK's %s", kind, got, want[kind])
+				}
+			}
+			if seen != 4 {
+				t.Errorf("%d request and upstream spans, want 4", seen)
+			}
+		})
+	}
+}
+
+// TestRedTeamManyDistinctToolsStayBounded: a session calls 10,000 tools
+// of distinct (random) names, more than maxShapes: the shapes kept stay
+// bounded, and every request span exported (those beyond the cache built
+// per call) is named after its own tool and carries its own attributes.
+func TestRedTeamManyDistinctToolsStayBounded(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 7))
+	var shapes int
+	spans := tracedSession(t, func(s *Session) {
+		for i := range 10000 {
+			tool := "t" + strconv.FormatUint(rng.Uint64(), 36)
+			took(t, s, callFrame(i%5, tool, ""))
+			forwarded(s, callFrame(i%5, tool, ""))
+			answered(t, s, resultFrame(i%5))
+			delivered(s, resultFrame(i%5))
+		}
+		s.mu.Lock()
+		shapes = len(s.shapes)
+		s.mu.Unlock()
+	})
+	if shapes > maxShapes {
+		t.Errorf("%d span shapes kept, bound %d", shapes, maxShapes)
+	}
+	n := 0
+	for _, sp := range spans {
+		if !strings.HasPrefix(sp.Name, "tools/call ") {
+			continue
+		}
+		n++
+		tool := strings.TrimPrefix(sp.Name, "tools/call ")
+		if want := strings.Replace(callAttrs, "=echo;", "="+tool+";", 1) + "mcpseal.outcome=ok"; attrsOf(sp) != want {
+			t.Fatalf("span %q: %s", sp.Name, attrsOf(sp))
+		}
+	}
+	if n < 2048 {
+		t.Errorf("only %d of 10000 request spans exported", n)
 	}
 }
