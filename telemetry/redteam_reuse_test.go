@@ -10,11 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcpseal/mcpseal/contract"
@@ -434,4 +437,88 @@ func TestRedTeamManyDistinctToolsStayBounded(t *testing.T) {
 	if n < 2048 {
 		t.Errorf("only %d of 10000 request spans exported", n)
 	}
+}
+
+// TestRedTeamEveryEncodedSpanIsExportedOrCounted: request spans (with and
+// without upstream spans) end on several goroutines into a small queue,
+// while flushes and the loop export, then Shutdown runs beside more
+// flushes: every span is either exported, once, or reported dropped.
+func TestRedTeamEveryEncodedSpanIsExportedOrCounted(t *testing.T) {
+	t.Parallel()
+	exp := &encodingExporter{own: noLimits}
+	h := &handled{}
+	b := newSpanBatcher(exp, h.handle, noLimits.limits, time.Millisecond, 64, 500)
+	sampler, err := samplerFromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := &Telemetry{sampler: sampler}
+	stop := make(chan struct{})
+	var flushers sync.WaitGroup
+	for range 2 {
+		flushers.Add(1)
+		go func() {
+			defer flushers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					_ = b.ForceFlush(context.Background())
+				}
+			}
+		}()
+	}
+	var enders sync.WaitGroup
+	var ended atomic.Int64
+	for w := range 4 {
+		enders.Add(1)
+		go func() {
+			defer enders.Done()
+			for i := range 3000 {
+				now := time.Now()
+				rs := tel.startRequestSpan(context.Background(), "tools/call", trace.SpanContext{}, now)
+				rs.name, rs.end = fmt.Sprintf("w%d-%d", w, i), now
+				n := int64(1)
+				if i%2 == 0 {
+					rs.up = upstreamSpan{id: newSpanID(), method: "tools/call", start: now, end: now}
+					n = 2
+				}
+				b.endRequest(&rs)
+				ended.Add(n)
+			}
+		}()
+	}
+	enders.Wait()
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	flushers.Wait()
+	exported := map[string]int{}
+	for _, req := range exp.reqs {
+		for _, rss := range decodeRequest(t, req) {
+			for _, ss := range rss.ScopeSpans {
+				for _, sp := range ss.Spans {
+					exported[hex.EncodeToString(sp.SpanId)]++
+				}
+			}
+		}
+	}
+	for id, n := range exported {
+		if n != 1 {
+			t.Fatalf("span %s exported %d times", id, n)
+		}
+	}
+	dropped := 0
+	for _, e := range strings.Split(h.all(), "; ") {
+		var n int
+		if _, err := fmt.Sscanf(e, "%d spans dropped", &n); err == nil {
+			dropped += n
+		}
+	}
+	if int64(len(exported)+dropped) != ended.Load() {
+		t.Fatalf("%d spans ended, %d exported and %d reported dropped", ended.Load(), len(exported), dropped)
+	}
+	t.Logf("%d ended, %d exported, %d dropped", ended.Load(), len(exported), dropped)
 }
