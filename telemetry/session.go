@@ -54,9 +54,12 @@ type Session struct {
 	sc      trace.SpanContext // the session span's, read once
 	span    trace.Span
 	pending map[string]*request
-	// dups are the keys of client requests this step repeated while the
-	// first under the key is in flight: the gate's refusal of the repeat
-	// is not the first one's answer.
+	// dups are the keys of client requests taken while the first under
+	// the key is in flight, until the next Emitted: a repeat, whose
+	// id-collision refusal is not the first one's answer, or the gate's
+	// replay of a request it queued during the contract check, whose
+	// answer is. They are kept across Took (a batch's elements and a
+	// replayed queue are several in one step).
 	dups     []string
 	verify   trace.Span
 	verifyAt time.Time
@@ -200,7 +203,6 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	if s.closed {
 		return
 	}
-	s.dups = s.dups[:0]
 	if from == gate.ToServer {
 		if m.Kind == jsonrpc.Response {
 			var kb [64]byte
@@ -232,7 +234,9 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	}
 	key := jsonrpc.IDKey(m.ID)
 	if _, dup := s.pending[key]; dup {
-		s.dups = append(s.dups, key)
+		if len(s.dups) < maxTracked {
+			s.dups = append(s.dups, key)
+		}
 		return
 	}
 	if len(s.pending) >= maxTracked {
@@ -354,7 +358,7 @@ func (s *Session) Emitted(out []gate.Out) {
 				r.span.up = upstreamSpan{id: newSpanID(), method: r.method, start: now, enc: r.shape.upEnc}
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
-			if i := slices.Index(s.dups, m.Key); i >= 0 {
+			if i := slices.Index(s.dups, m.Key); i >= 0 && idCollision(m.Error) {
 				s.dups = slices.Delete(s.dups, i, i+1) // the refusal of a repeat
 				continue
 			}
@@ -368,6 +372,13 @@ func (s *Session) Emitted(out []gate.Out) {
 		}
 	}
 	s.dups = s.dups[:0]
+}
+
+// idCollision reports whether errMember is the gate's refusal of a
+// request under an id already in flight (admitRequest's): the only answer
+// the gate gives a repeat that is not the first request's.
+func idCollision(errMember []byte) bool {
+	return errMember != nil && paramString(member(errMember, "data"), "reason") == gate.ReasonIDCollision
 }
 
 // Cancelled implements gate.CancelObserver: the gate gave up the request
