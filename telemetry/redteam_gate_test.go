@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,8 @@ func (d *gateDriven) pump(outs []gate.Out) {
 			continue
 		case "tools/list":
 			res = `{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`
+		case "server/discover":
+			res = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`
 		case "tools/call":
 			res = `{"content":[{"type":"text","text":"MARKER-RESULT"}]}`
 		default:
@@ -109,5 +112,37 @@ func TestRedTeamGateDrivenPipelinedAndBatchedRequests(t *testing.T) {
 		if !ok {
 			t.Errorf("%s: outcomes %q, want %d ok", name, got, want)
 		}
+	}
+}
+
+// TestRedTeamGateDrivenModernFirstListing: a modern (2026-07-28) client's
+// first request, a tools/list, starts the contract check: the gate
+// queues it, discovers and lists, then replays it and answers it from
+// the page it verified, in one step. It is the first request of every
+// such session; its span must end ok, not "unanswered" at Close.
+func TestRedTeamGateDrivenModernFirstListing(t *testing.T) {
+	t.Parallel()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
+	var d *gateDriven
+	spans := tracedSession(t, func(s *Session) {
+		d = newGateDriven(t, s)
+		d.client(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{` + meta + `}}`)
+		_ = s.Close()
+	})
+	if len(d.got) != 1 {
+		t.Fatalf("the client got %q", d.got)
+	}
+	found := false
+	for _, sp := range spans {
+		if sp.Name != "tools/list" || sp.Kind != tracepb.Span_SPAN_KIND_SERVER {
+			continue
+		}
+		found = true
+		if got := attrsOf(sp); !strings.Contains(got, "mcpseal.outcome=ok") {
+			t.Errorf("the first listing, answered (%.60s...), was recorded as %q", d.got[0], got)
+		}
+	}
+	if !found {
+		t.Error("no tools/list span")
 	}
 }
