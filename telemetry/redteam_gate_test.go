@@ -1,6 +1,10 @@
 package telemetry
 
 import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +148,173 @@ func TestRedTeamGateDrivenModernFirstListing(t *testing.T) {
 	}
 	if !found {
 		t.Error("no tools/list span")
+	}
+}
+
+// TestRedTeamGateDrivenRandomBatches: random single requests and batches
+// (with repeated ids inside a batch) through the real gate, to a server
+// that answers everything at once: at Close nothing is in flight, so no
+// request span may end "unanswered", and the request spans that end ok
+// are exactly the results the client received.
+func TestRedTeamGateDrivenRandomBatches(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(4) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		var d *gateDriven
+		spans := tracedSession(t, func(s *Session) {
+			d = newGateDriven(t, s)
+			d.client(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+			d.client(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			msg := func() string {
+				id := rng.IntN(4)
+				switch rng.IntN(3) {
+				case 0:
+					return callFrame(id, "echo", "")
+				case 1:
+					return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list","params":{}}`
+				}
+				return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"ping"}`
+			}
+			for i := range 300 {
+				if i == 2 {
+					d.answerInit("2025-03-26") // two steps queued behind the handshake
+					// The first listing, answered from the verified page: a
+					// request the gate answers in the step that takes it,
+					// which TestRedTeamIDReusedInABatchHidesTheCall is about.
+					d.client(`{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{}}`)
+				}
+				if rng.IntN(2) == 0 {
+					d.client(msg())
+					continue
+				}
+				n := 1 + rng.IntN(4)
+				b := "["
+				for j := range n {
+					if j > 0 {
+						b += ","
+					}
+					b += msg()
+				}
+				d.client(b + "]")
+			}
+			_ = s.Close()
+		})
+		results := 0
+		for _, f := range d.got {
+			for _, line := range splitBatch(t, f) {
+				if m, err := jsonrpc.Peek(line); err == nil && m.Kind == jsonrpc.Response && m.Error == nil && string(m.ID) != `"i"` {
+					results++
+				}
+			}
+		}
+		ok := 0
+		for _, sp := range spans {
+			if sp.Kind != tracepb.Span_SPAN_KIND_SERVER || sp.Name == "initialize" {
+				continue
+			}
+			switch a := attrsOf(sp); {
+			case strings.Contains(a, "mcpseal.outcome=unanswered"):
+				t.Errorf("seed %d: %s ended unanswered with nothing in flight: %s", seed, sp.Name, a)
+			case strings.Contains(a, "mcpseal.outcome=ok"):
+				ok++
+			}
+		}
+		if ok != results {
+			t.Errorf("seed %d: %d request spans ok, the client received %d results", seed, ok, results)
+			outcomes := map[string]int{}
+			for _, sp := range spans {
+				if sp.Kind == tracepb.Span_SPAN_KIND_SERVER {
+					outcomes[sp.Name+" "+attrsOf(sp)]++
+				}
+			}
+			t.Logf("%v", outcomes)
+			kinds := map[string]int{}
+			for _, f := range d.got {
+				for _, line := range splitBatch(t, f) {
+					l := string(line)
+					switch {
+					case strings.Contains(l, `"result":{}`):
+						kinds["ping"]++
+					case strings.Contains(l, `"tools":[`):
+						kinds["list"]++
+					case strings.Contains(l, `"content"`):
+						kinds["call"]++
+					}
+				}
+			}
+			t.Logf("client results %v", kinds)
+			for i, f := range d.got {
+				if i < 12 {
+					t.Logf("got %.200s", f)
+				}
+			}
+		}
+	}
+}
+
+// splitBatch returns the messages of a frame: itself, or a batch's
+// elements.
+func splitBatch(t *testing.T, frame string) [][]byte {
+	if !strings.HasPrefix(frame, "[") {
+		return [][]byte{[]byte(frame)}
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(frame), &raw); err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]byte, len(raw))
+	for i, r := range raw {
+		out[i] = r
+	}
+	return out
+}
+
+// TestRedTeamIDReusedInABatchHidesTheCall: in one batch, a request the
+// gate answers at once (a call of a tool outside the contract, refused
+// unknown-tool; or the session's first listing, answered from the
+// verified page) and then a call of a real tool under the same id. The
+// gate answers the first before it takes the second, so the id is free
+// and the call is forwarded and answered. The observer sees both Took
+// before the step's one Emitted: the second under a pending id, taken
+// for a repeat and not tracked. The forwarded call, answered with a
+// result, has no span and is missing from the requests meter, and the
+// Call hook's decision for it (decide, by the pending id) renames the
+// refused request's span after the real tool: the exported trace shows
+// "tools/call echo" refused unknown-tool, and no echo call that ran. A
+// client can hide any call from traces and request metrics this way
+// (the gate's audit events still have it). Not fixed: the observer pairs
+// by id at step granularity and would need every request taken under an
+// id, in order, not only the first.
+func TestRedTeamIDReusedInABatchHidesTheCall(t *testing.T) {
+	t.Parallel()
+	var d *gateDriven
+	spans := tracedSession(t, func(s *Session) {
+		d = newGateDriven(t, s)
+		d.client(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		d.answerInit("2025-03-26")
+		d.client(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		d.client(`[` + callFrame(1, "nosuch", "") + `,` + callFrame(1, "echo", "") + `]`)
+		_ = s.Close()
+	})
+	answered := false
+	for _, f := range d.got {
+		answered = answered || strings.Contains(f, "MARKER-RESULT")
+	}
+	if !answered {
+		t.Fatalf("the echo call was not answered: %q", d.got)
+	}
+	var calls []string
+	for _, sp := range spans {
+		if strings.HasPrefix(sp.Name, "tools/call") {
+			calls = append(calls, sp.Name+" {"+attrsOf(sp)+"}")
+		}
+	}
+	slices.Sort(calls)
+	want := []string{
+		"tools/call {error.type=-32006;mcp.method.name=tools/call;mcp.protocol.version=2025-03-26;mcp.session.id=SESSION;mcpseal.outcome=refused;mcpseal.refusal.code=unknown-tool;rpc.response.status_code=-32006}",
+		"tools/call echo {gen_ai.operation.name=execute_tool;gen_ai.tool.name=echo;mcp.method.name=tools/call;mcp.protocol.version=2025-03-26;mcp.session.id=SESSION;mcpseal.outcome=ok}",
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("the refused call and the answered echo call under its id:\n got %q\nwant %q", calls, want)
 	}
 }
