@@ -420,3 +420,51 @@ func TestRedTeamReplayedRequestAnsweredInItsStepIsUnanswered(t *testing.T) {
 		t.Error("no tools/list span")
 	}
 }
+
+// TestRedTeamReplayedCallKeepsItsDecisionAndPreflight: a tools/call
+// queued behind the handshake and replayed once the contract is verified
+// (the gate takes it twice; the Call hook decides it at the replay, with
+// a preflight provider): its span is named after its tool, and the
+// preflight span is its child, not the child of a span never exported.
+func TestRedTeamReplayedCallKeepsItsDecisionAndPreflight(t *testing.T) {
+	t.Parallel()
+	spans := tracedSession(t, func(s *Session) {
+		h := s.Hooks(gate.Hooks{Call: func(gate.CallInfo) gate.Verdict {
+			return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict { return gate.Verdict{Kind: gate.Allow} }}
+		}})
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+		s.Took(gate.ToClient, peeked(t, init))
+		forwarded(s, init)
+		s.Took(gate.ToClient, peeked(t, callFrame(3, "echo", ""))) // queued
+		answered(t, s, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+		s.Took(gate.ToClient, peeked(t, callFrame(3, "echo", ""))) // replayed
+		v := h.Call(gate.CallInfo{Tool: contract.Definition{Name: "echo"}, Request: "n:3"})
+		delivered(s, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+		v.Work()
+		forwarded(s, callFrame(3, "echo", ""))
+		answered(t, s, resultFrame(3))
+		delivered(s, resultFrame(3))
+	})
+	byID := map[string]*tracepb.Span{}
+	for _, sp := range spans {
+		byID[string(sp.SpanId)] = sp
+	}
+	found := false
+	for _, sp := range spans {
+		if sp.Name != "mcpseal.preflight" {
+			continue
+		}
+		found = true
+		p := byID[string(sp.ParentSpanId)]
+		if p == nil || p.Name != "tools/call echo" || !strings.Contains(attrsOf(p), "mcpseal.outcome=ok") {
+			var names []string
+			for _, x := range spans {
+				names = append(names, x.Name)
+			}
+			t.Errorf("the replayed call's preflight has parent %v among %q", p, names)
+		}
+	}
+	if !found {
+		t.Error("no preflight span")
+	}
+}
