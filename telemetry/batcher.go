@@ -202,8 +202,14 @@ func (b *spanBatcher) export(ctx context.Context) error {
 		b.handle(fmt.Errorf("%d spans dropped: the export queue was full", dropped))
 	}
 	var err error
-	for i := 0; i < len(spans) && err == nil; i += b.batch {
+	i := 0
+	for ; i < len(spans) && err == nil; i += b.batch {
 		err = b.exp.exportEnded(ctx, endedBatch{spans: spans[i:min(i+b.batch, len(spans))], enc: enc})
+	}
+	if i < len(spans) {
+		// A failed batch is lost (its error says so); the batches after
+		// it are not sent either, and are counted.
+		b.handle(fmt.Errorf("%d spans dropped: an export before them failed", countSpans(spans[i:])))
 	}
 	clear(spans) // the spans go; the slices are kept for the next queue
 	b.mu.Lock()
@@ -215,6 +221,15 @@ func (b *spanBatcher) export(ctx context.Context) error {
 	}
 	b.mu.Unlock()
 	return err
+}
+
+// countSpans is the number of spans of the queued entries es.
+func countSpans(es []endedSpan) int {
+	n := 0
+	for _, e := range es {
+		n += e.spans()
+	}
+	return n
 }
 
 // ForceFlush implements sdktrace.SpanProcessor: it exports what is queued.
@@ -242,11 +257,16 @@ func (b *spanBatcher) Shutdown(ctx context.Context) error {
 		}
 		b.mu.Lock()
 		b.stopped = true
+		// What is still queued (the context ended before it could be
+		// exported) is never sent: dropped, and counted.
+		b.dropped += countSpans(b.queue)
+		clear(b.queue)
+		b.queue, b.enc = b.queue[:0], b.enc[:0]
 		dropped := b.dropped
 		b.dropped = 0
 		b.mu.Unlock()
 		if dropped > 0 {
-			b.handle(fmt.Errorf("%d spans dropped: ended as telemetry shut down", dropped))
+			b.handle(fmt.Errorf("%d spans dropped: ended or still queued as telemetry shut down", dropped))
 		}
 		if e := b.exp.Shutdown(ctx); err == nil {
 			err = e

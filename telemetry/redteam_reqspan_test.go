@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -336,4 +337,134 @@ func TestRedTeamPreflightSpanUnderALookalikeCall(t *testing.T) {
 		return
 	}
 	t.Error("no mcpseal.preflight span")
+}
+
+// TestRedTeamRepeatInABatchEndsTheFirstCallsSpan: the repeated-id attack
+// above, with one more message after the repeat in the same JSON-RPC
+// batch (protocol 2025-03-26 has batches; the gate takes each element in
+// turn, then emits all the step's frames at once). The observer forgets
+// the repeat at the next element's Took (dups is reset on every Took),
+// so the gate's id-collision refusal of the repeat again ends the first
+// call's span, refused, and its real answer finds nothing. The sequence
+// is the one gate.Session gives its observer for the batch
+// [tools/call id 3, ping id 9] while call 3 is in flight.
+func TestRedTeamRepeatInABatchEndsTheFirstCallsSpan(t *testing.T) {
+	t.Parallel()
+	spans := tracedSession(t, func(s *Session) {
+		took(t, s, callFrame(3, "echo", ""))
+		forwarded(s, callFrame(3, "echo", ""))
+		// The batch: the repeat, then a ping; one Emitted for both.
+		s.Took(gate.ToClient, peeked(t, callFrame(3, "echo", "")))
+		s.Took(gate.ToClient, peeked(t, `{"jsonrpc":"2.0","id":9,"method":"ping"}`))
+		s.Emitted([]gate.Out{{To: gate.ToClient, Frame: []byte(refusalFrame(3, gate.ReasonIDCollision))},
+			{To: gate.ToServer, Frame: []byte(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)}})
+		answered(t, s, resultFrame(9))
+		delivered(s, resultFrame(9))
+		// The server answers the first call.
+		answered(t, s, resultFrame(3))
+		delivered(s, resultFrame(3))
+	})
+	found := false
+	for _, sp := range spans {
+		if sp.Name != "tools/call echo" {
+			continue
+		}
+		found = true
+		if got := attrsOf(sp); got != callAttrs+"mcpseal.outcome=ok" {
+			t.Errorf("the first call, answered by the server with a result, was recorded as %q (ended at the refusal of the repeat in a batch)", got)
+		}
+	}
+	if !found {
+		t.Error("no span of the first call")
+	}
+}
+
+// TestRedTeamReplayedRequestAnsweredInItsStepIsUnanswered: a request the
+// client sends before the contract is verified (a legacy client
+// pipelining tools/list after initialize; every modern session's first
+// requests) is queued by the gate, which tells the observer it took it;
+// once verified the gate replays the queue and tells the observer again
+// (Took twice for one request). The second Took sees the id pending and
+// records it as a repeat; when the gate answers the replayed request in
+// that same step (a listing from the verified pages, a refusal), its
+// answer is skipped as the repeat's refusal: the request stays pending,
+// its span ends as "unanswered" when the session closes (with the whole
+// session as its duration), and the requests meter counts it so. The
+// sequence is the one gate.Session gives its observer (initialize
+// answered by the server after tools/list id 2 was queued).
+func TestRedTeamReplayedRequestAnsweredInItsStepIsUnanswered(t *testing.T) {
+	t.Parallel()
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+	spans := tracedSession(t, func(s *Session) {
+		s.Took(gate.ToClient, peeked(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		forwarded(s, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+		s.Took(gate.ToClient, peeked(t, list)) // queued
+		// The server's answer; the gate verifies, lists, then replays.
+		answered(t, s, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+		s.Took(gate.ToClient, peeked(t, list)) // replayed
+		s.Emitted([]gate.Out{{To: gate.ToClient, Frame: []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)},
+			{To: gate.ToClient, Frame: []byte(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`)}})
+		_ = s.Close()
+	})
+	found := false
+	for _, sp := range spans {
+		if sp.Name != "tools/list" {
+			continue
+		}
+		found = true
+		if got := attrsOf(sp); !strings.Contains(got, "mcpseal.outcome=ok") {
+			t.Errorf("the queued tools/list, answered by the gate when it was replayed, was recorded as %q", got)
+		}
+	}
+	if !found {
+		t.Error("no tools/list span")
+	}
+}
+
+// TestRedTeamReplayedCallKeepsItsDecisionAndPreflight: a tools/call
+// queued behind the handshake and replayed once the contract is verified
+// (the gate takes it twice; the Call hook decides it at the replay, with
+// a preflight provider): its span is named after its tool, and the
+// preflight span is its child, not the child of a span never exported.
+func TestRedTeamReplayedCallKeepsItsDecisionAndPreflight(t *testing.T) {
+	t.Parallel()
+	spans := tracedSession(t, func(s *Session) {
+		h := s.Hooks(gate.Hooks{Call: func(gate.CallInfo) gate.Verdict {
+			return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict { return gate.Verdict{Kind: gate.Allow} }}
+		}})
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+		s.Took(gate.ToClient, peeked(t, init))
+		forwarded(s, init)
+		s.Took(gate.ToClient, peeked(t, callFrame(3, "echo", ""))) // queued
+		answered(t, s, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+		s.Took(gate.ToClient, peeked(t, callFrame(3, "echo", ""))) // replayed
+		v := h.Call(gate.CallInfo{Tool: contract.Definition{Name: "echo"}, Request: "n:3"})
+		delivered(s, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+		v.Work()
+		forwarded(s, callFrame(3, "echo", ""))
+		answered(t, s, resultFrame(3))
+		delivered(s, resultFrame(3))
+	})
+	byID := map[string]*tracepb.Span{}
+	for _, sp := range spans {
+		byID[string(sp.SpanId)] = sp
+	}
+	found := false
+	for _, sp := range spans {
+		if sp.Name != "mcpseal.preflight" {
+			continue
+		}
+		found = true
+		p := byID[string(sp.ParentSpanId)]
+		if p == nil || p.Name != "tools/call echo" || !strings.Contains(attrsOf(p), "mcpseal.outcome=ok") {
+			var names []string
+			for _, x := range spans {
+				names = append(names, x.Name)
+			}
+			t.Errorf("the replayed call's preflight has parent %v among %q", p, names)
+		}
+	}
+	if !found {
+		t.Error("no preflight span")
+	}
 }

@@ -54,10 +54,18 @@ type Session struct {
 	sc      trace.SpanContext // the session span's, read once
 	span    trace.Span
 	pending map[string]*request
-	// dups are the keys of client requests this step repeated while the
-	// first under the key is in flight: the gate's refusal of the repeat
-	// is not the first one's answer.
-	dups     []string
+	// dups are the client requests taken under an id already pending,
+	// in order, until the next Emitted (kept across Took: a batch's
+	// elements and a replayed queue are several in one step). Each is one
+	// of three: a repeat, which the gate refuses (id-collision: the
+	// refusal is not the first one's answer); the gate's replay of the
+	// pending request it queued during the contract check (the same
+	// request: its answer is the pending one's); or, in a batch, a new
+	// request under the id of one the gate answered earlier in the step,
+	// which the gate forwards or answers after that answer. Emitted tells
+	// them apart by what it carries (dup).
+	dups     []*request
+	epoch    uint64 // steps apart: counted at each server message taken and each Emitted
 	verify   trace.Span
 	verifyAt time.Time
 	verified bool
@@ -140,6 +148,9 @@ type request struct {
 	serverErr  bool       // with an error (else mcpseal's error replaced a result)
 	span       reqSpan    // traced requests only (reqspan.go)
 	shape      *spanShape // the span's name and attributes
+	decided    bool       // shape is the tool's (decide)
+	epoch      uint64     // the session's when it was taken
+	replay     bool       // in dups: taken again in a later step, the gate's replay of the pending one
 	confirm    trace.Span
 }
 
@@ -200,8 +211,8 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 	if s.closed {
 		return
 	}
-	s.dups = s.dups[:0]
 	if from == gate.ToServer {
+		s.epoch++ // a step of the server's: no batch of the client's spans it
 		if m.Kind == jsonrpc.Response {
 			var kb [64]byte
 			r := s.pending[string(jsonrpc.AppendIDKey(kb[:0], m.ID))]
@@ -231,18 +242,23 @@ func (s *Session) Took(from gate.Side, m jsonrpc.Message) {
 		return
 	}
 	key := jsonrpc.IDKey(m.ID)
-	if _, dup := s.pending[key]; dup {
-		s.dups = append(s.dups, key)
+	_, dup := s.pending[key]
+	if dup && len(s.dups) >= maxTracked {
 		return
 	}
-	if len(s.pending) >= maxTracked {
+	if !dup && len(s.pending) >= maxTracked {
 		s.t.m.untracked.Inc()
 		return
 	}
 	r := s.newRequest()
-	r.key, r.method, r.start = key, methodLabel(m.Method), now
-	s.pending[key] = r
-	if !s.verified && s.verify == nil && r.method != "initialize" && r.method != "server/discover" && s.verifyAt.IsZero() {
+	r.key, r.method, r.start, r.epoch = key, methodLabel(m.Method), now, s.epoch
+	if dup {
+		r.replay = s.pending[key].epoch != s.epoch
+		s.dups = append(s.dups, r)
+	} else {
+		s.pending[key] = r
+	}
+	if !dup && !s.verified && s.verify == nil && r.method != "initialize" && r.method != "server/discover" && s.verifyAt.IsZero() {
 		s.verifyAt = now // a modern session verifies on its first request
 	}
 	if s.t.tracer == nil {
@@ -341,7 +357,7 @@ func (s *Session) Emitted(out []gate.Out) {
 		}
 		switch {
 		case o.To == gate.ToServer && m.Kind == jsonrpc.Request:
-			r := s.pending[m.Key]
+			r := s.answered(m.Key)
 			if r == nil || !r.upstream.IsZero() {
 				continue
 			}
@@ -354,11 +370,12 @@ func (s *Session) Emitted(out []gate.Out) {
 				r.span.up = upstreamSpan{id: newSpanID(), method: r.method, start: now, enc: r.shape.upEnc}
 			}
 		case o.To == gate.ToClient && m.Kind == jsonrpc.Response:
-			if i := slices.Index(s.dups, m.Key); i >= 0 {
-				s.dups = slices.Delete(s.dups, i, i+1) // the refusal of a repeat
+			if i := s.lastDup(m.Key); i >= 0 && idCollision(m.Error) {
+				s.release(s.dups[i]) // the refusal of a repeat
+				s.dups = slices.Delete(s.dups, i, i+1)
 				continue
 			}
-			r := s.pending[m.Key]
+			r := s.answered(m.Key)
 			if r == nil {
 				continue
 			}
@@ -367,7 +384,64 @@ func (s *Session) Emitted(out []gate.Out) {
 			s.release(r)
 		}
 	}
+	for _, d := range s.dups {
+		// Never forwarded nor answered: a repeat refused, or the gate's
+		// replay of the pending request, which the Call hook may have
+		// decided under its tool (decide).
+		if r := s.pending[d.key]; r != nil && d.decided && r.method == d.method {
+			r.shape, r.decided = d.shape, true
+		}
+		s.release(d)
+	}
+	clear(s.dups)
 	s.dups = s.dups[:0]
+	s.epoch++
+}
+
+// answered returns the request under key that the gate forwards or
+// answers now: the pending one, else (the pending one answered earlier in
+// this step) the first request taken under key after it, which becomes
+// the pending one.
+func (s *Session) answered(key string) *request {
+	if r := s.pending[key]; r != nil {
+		return r
+	}
+	for i, d := range s.dups {
+		if d.key == key {
+			s.dups = slices.Delete(s.dups, i, i+1)
+			s.pending[key] = d
+			return d
+		}
+	}
+	return nil
+}
+
+// lastDup is the index in dups of the last request taken under key, -1
+// if none.
+func (s *Session) lastDup(key string) int {
+	for i := len(s.dups) - 1; i >= 0; i-- {
+		if s.dups[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// taken is the request the gate took last under key: the Call hook
+// decides the request it has just taken (the pending one itself when
+// that was the gate's replay of it).
+func (s *Session) taken(key string) *request {
+	if i := s.lastDup(key); i >= 0 && !s.dups[i].replay {
+		return s.dups[i]
+	}
+	return s.pending[key]
+}
+
+// idCollision reports whether errMember is the gate's refusal of a
+// request under an id already in flight (admitRequest's): the only answer
+// the gate gives a repeat that is not the first request's.
+func idCollision(errMember []byte) bool {
+	return errMember != nil && paramString(member(errMember, "data"), "reason") == gate.ReasonIDCollision
 }
 
 // Cancelled implements gate.CancelObserver: the gate gave up the request
@@ -469,9 +543,9 @@ func (s *Session) dropCall(r *request) {
 func (s *Session) decide(ci gate.CallInfo, v gate.Verdict) gate.Verdict {
 	s.mu.Lock()
 	name := contract.SafeName(ci.Tool.Name)
-	r := s.pending[ci.Request] // the gate names the call's request
+	r := s.taken(ci.Request) // the gate names the call's request
 	if r != nil && r.method == "tools/call" {
-		r.shape = s.shape(r.method, name) // a tool of the verified contract
+		r.shape, r.decided = s.shape(r.method, name), true // a tool of the verified contract
 	}
 	traced := r != nil && r.span.traced()
 	var ctx context.Context
