@@ -199,6 +199,9 @@ func runServer(e *env, f runFlags, argv []string) error {
 		// (docs/performance.md). GOGC, when set, decides instead.
 		debug.SetGCPercent(runGCPercent)
 	}
+	if f.remote.url == "" {
+		go warmProcessStart()
+	}
 	plan := &sessionPlan{argv: argv, name: f.name}
 	defer plan.close()
 	switch {
@@ -290,6 +293,18 @@ func runServer(e *env, f runFlags, argv []string) error {
 		return exitWith(ExitServer, err)
 	}
 	return exitWith(runExitCode(res), nil)
+}
+
+// warmProcessStart has the runtime check, now, what it checks before the
+// first process this one starts: on Linux, whether pidfds work, which it
+// finds out by starting a child of its own (os.checkPidfd). Run beside
+// the guard's set-up instead of inside the server's start, that check is
+// off the path to the first listing (docs/performance.md, issue 12,
+// start-up). os.FindProcess of this process makes the same check once.
+func warmProcessStart() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Release()
+	}
 }
 
 // runExitCode maps how a session ended to mcpseal's exit status.
