@@ -229,11 +229,7 @@ func TestSpanEndedAtShutdownIsCountedNotLost(t *testing.T) {
 	t.Parallel()
 	fe, h := &fakeExporter{}, &handled{}
 	b := newSpanBatcher(fe, h.handle, sdktrace.NewSpanLimits(), time.Hour, 8, 8)
-	sampler, err := samplerFromEnv(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	tel := &Telemetry{sampler: sampler}
+	tel := samplingOnly(t)
 	end := func() {
 		rs := tel.startRequestSpan(context.Background(), "tools/call", trace.SpanContext{}, time.Now())
 		rs.end = time.Now()
@@ -276,11 +272,7 @@ func TestEndedRequestSpanOutlivesItsRequest(t *testing.T) {
 	t.Parallel()
 	exp := &encodingExporter{own: noLimits}
 	b := newSpanBatcher(exp, (&handled{}).handle, noLimits.limits, time.Hour, 3, 64)
-	sampler, err := samplerFromEnv(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	tel := &Telemetry{sampler: sampler}
+	tel := samplingOnly(t)
 	var rs reqSpan // one request, reused for every span
 	var want []string
 	sdk := recorded(t, func(a, _ trace.TracerProvider) {
@@ -327,4 +319,15 @@ func TestEndedRequestSpanOutlivesItsRequest(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("exported %q, want %q", got, want)
 	}
+}
+
+// samplingOnly is a Telemetry with only the default sampler, enough to
+// start request spans.
+func samplingOnly(t testing.TB) *Telemetry {
+	t.Helper()
+	sampler, err := samplerFromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Telemetry{sampler: sampler}
 }

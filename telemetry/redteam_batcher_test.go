@@ -54,11 +54,7 @@ func TestRedTeamFailedBatchDropsTheBatchesAfterIt(t *testing.T) {
 	t.Parallel()
 	fe, h := &failingExporter{}, &handled{}
 	b := newSpanBatcher(fe, h.handle, sdktrace.NewSpanLimits(), time.Hour, 4, 64)
-	sampler, err := samplerFromEnv(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	tel := &Telemetry{sampler: sampler}
+	tel := samplingOnly(t)
 	b.mu.Lock() // queue 12 spans (3 batches) without a kick reaching the loop first
 	for range 12 {
 		rs := tel.startRequestSpan(context.Background(), "tools/call", trace.SpanContext{}, time.Now())

@@ -448,11 +448,7 @@ func TestRedTeamEveryEncodedSpanIsExportedOrCounted(t *testing.T) {
 	exp := &encodingExporter{own: noLimits}
 	h := &handled{}
 	b := newSpanBatcher(exp, h.handle, noLimits.limits, time.Millisecond, 64, 500)
-	sampler, err := samplerFromEnv(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	tel := &Telemetry{sampler: sampler}
+	tel := samplingOnly(t)
 	stop := make(chan struct{})
 	var flushers sync.WaitGroup
 	for range 2 {

@@ -6,39 +6,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpseal/mcpseal/audit"
 )
 
 // runCLI runs mcpseal with args and returns the exit status and output.
+// stderr takes concurrent writers, as os.Stderr does (run's logger and
+// the relay of the server's stderr both write to it); all are done when
+// Main returns.
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out bytes.Buffer
-	var errOut lockedBuffer
-	code := Main(args, strings.NewReader(""), &out, &errOut)
+	var out, errOut bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &lockedWriter{w: &errOut})
 	return code, out.String(), errOut.String()
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers, as
-// os.Stderr is: run's logger and the server's stderr relay both write
-// to stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // auditHomeWith points MCPSEAL_HOME at a fresh folder holding n events.
