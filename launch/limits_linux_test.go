@@ -70,12 +70,14 @@ func TestCancelledRequestIsNotTimed(t *testing.T) {
 	p := hostileProfile(t)
 	p.Limits.RequestMS = 1000
 	s := launch(t, p)
-	id := s.c.NewID()
-	req := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}`
-	if err := s.c.Send([]byte(req)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.c.Notify("notifications/cancelled", map[string]any{"requestId": id}); err != nil {
+	id := strconv.Itoa(s.c.NewID())
+	// The request and its cancellation in one write: sent one after the
+	// other, a test goroutine held off the CPU for the limit's second
+	// between them (CI under load) let the request trip it before the
+	// cancellation was noted.
+	frames := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}` + "\n"
+	if err := s.c.Send([]byte(frames)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
