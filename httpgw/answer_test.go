@@ -2,8 +2,6 @@ package httpgw
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -26,26 +24,16 @@ func TestAnswerForm(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ticked"}}}, nil
 	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close)
-	w := newWorld(t, `{"routes":{"docs":{"url":"`+up.URL+`/mcp","private":true}}}`, nil)
-
-	resp, body := w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`})
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("no session id: %d %s", resp.StatusCode, body)
-	}
+	w, hdr, resp, body := sdkURLSession(t, s)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || len(sseFrames(body)) != 1 {
 		t.Errorf("initialize answer: Content-Type %q, body %s", ct, body)
 	}
-	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
-	w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: hdr})
 
 	resp, body = w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tick","arguments":{}}}`, header: hdr})
 	if frames := sseFrames(body); resp.Header.Get("Content-Type") != "text/event-stream" || len(frames) != 1 || !strings.Contains(string(frames[0]), "ticked") {
 		t.Errorf("sole answer: Content-Type %q, body %s", resp.Header.Get("Content-Type"), body)
 	}
-	jsonOnly := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", "Accept": "application/json"}
+	jsonOnly := map[string]string{"Mcp-Session-Id": hdr["Mcp-Session-Id"], "Mcp-Protocol-Version": "2025-11-25", "Accept": "application/json"}
 	resp, body = w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tick","arguments":{}}}`, header: jsonOnly})
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" || resp.ContentLength != int64(len(body)) || !strings.Contains(string(body), "ticked") {
 		t.Errorf("JSON only: Content-Type %q, length %d, body %s", ct, resp.ContentLength, body)
@@ -57,7 +45,7 @@ func TestAnswerForm(t *testing.T) {
 		t.Errorf("progress, then the answer: Content-Type %q, body %s", ct, body)
 	}
 
-	sseOnly := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", "Accept": "text/event-stream"}
+	sseOnly := map[string]string{"Mcp-Session-Id": hdr["Mcp-Session-Id"], "Mcp-Protocol-Version": "2025-11-25", "Accept": "text/event-stream"}
 	resp, body = w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"tick","arguments":{}}}`, header: sseOnly})
 	frames = sseFrames(body)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || len(frames) != 1 || !strings.Contains(string(frames[0]), "ticked") {

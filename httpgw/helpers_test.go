@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpseal/mcpseal/pin"
 )
 
@@ -235,4 +237,23 @@ func (w *teamWorld) listModern(t *testing.T, token string, id int, caps string) 
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// sdkURLSession serves s (an official Go SDK server) behind the url route
+// "docs" and opens a 2025-11-25 session through the gateway: initialize,
+// then notifications/initialized. It returns the world, the session's
+// headers, and the initialize answer.
+func sdkURLSession(t *testing.T, s *mcp.Server) (*gwWorld, map[string]string, *http.Response, []byte) {
+	t.Helper()
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close) // after the gateway's own cleanup
+	w := newWorld(t, `{"routes":{"docs":{"url":"`+up.URL+`/mcp","private":true}}}`, nil)
+	resp, body := w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no session id: %d %s", resp.StatusCode, body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: hdr})
+	return w, hdr, resp, body
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -24,17 +23,8 @@ func TestResumeWithLastEventID(t *testing.T) {
 		<-release
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done at last"}}}, nil
 	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(up.Close) // after the gateway's own cleanup
-	w := newWorld(t, `{"routes":{"docs":{"url":"`+up.URL+`/mcp","private":true}}}`, nil)
-
-	resp, _ := w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`})
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("no session id: %d", resp.StatusCode)
-	}
-	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
-	w.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: hdr})
+	w, hdr, _, _ := sdkURLSession(t, s)
+	sid := hdr["Mcp-Session-Id"]
 
 	// The call's stream: read the progress event, then hang up.
 	ctx, cancel := context.WithCancel(context.Background())
