@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpseal/mcpseal/canon"
 )
 
 // FuzzParsePolicy: the policy file reader never panics, and a file it
@@ -153,6 +155,58 @@ func FuzzCanonicalMember(f *testing.F) {
 		}
 		if got, want := canonicalMember(def, name), m[name]; !bytes.Equal(got, want) {
 			t.Fatalf("canonicalMember(%s, %q) = %s, want %s", def, name, got, want)
+		}
+	})
+}
+
+// decodedRiskyAnnotations is confirm_destructive's reading of annotations
+// as it was before riskyAnnotations scanned instead of decoding: the
+// reference the scanner is held to.
+func decodedRiskyAnnotations(raw []byte) bool {
+	var m map[string]json.RawMessage
+	if raw != nil && json.Unmarshal(raw, &m) != nil {
+		m = nil
+	}
+	hint := func(name string, def bool) bool {
+		switch string(m[name]) {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+		return def
+	}
+	readOnly, destructive, openWorld := hint("readOnlyHint", false), hint("destructiveHint", true), hint("openWorldHint", true)
+	return string(m["destructiveHint"]) == "true" || !readOnly && (destructive || openWorld)
+}
+
+// FuzzRiskyAnnotations: on the canonical annotations of a definition the
+// scanning reader decides as the decoder did; on any other bytes it is
+// never less cautious than the decoder.
+func FuzzRiskyAnnotations(f *testing.F) {
+	for _, s := range []string{
+		`{"readOnlyHint":true,"openWorldHint":false}`,
+		`{"destructiveHint":false,"openWorldHint":false,"title":"x,}"}`,
+		`{"readOnlyHint":true,"destructiveHint":true}`,
+		`{"readOnlyHint":"true","openWorldHint":false}`,
+		`{"readOnlyHint":true,"readOnlyHint":false,"openWorldHint":false}`,
+		`{ "readOnlyHint" : true , "openWorldHint" : false }`,
+		`{"a":{"b":[1,{"c":"}"}]},"readOnlyHint":true,"openWorldHint":false}`,
+		`[]`, `null`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, want := riskyAnnotations(data), decodedRiskyAnnotations(data)
+		if want && !got {
+			t.Fatalf("riskyAnnotations(%q) = false where the decoder asks for confirmation", data)
+		}
+		c, err := canon.Transform(data)
+		if err != nil {
+			return
+		}
+		if got, want := riskyAnnotations(c), decodedRiskyAnnotations(c); got != want {
+			t.Fatalf("riskyAnnotations(%s) = %v, the decoder %v", c, got, want)
 		}
 	})
 }

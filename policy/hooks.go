@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -232,13 +233,17 @@ func (ss *Session) providerFailure(stage Stage, name string, sub Subject, err er
 // tool needs confirmation when destructiveHint is true, or when it is not
 // read-only and either destructive or open-world. A hint that is not a
 // boolean counts as absent.
+//
+// raw is a member of the definition's canonical form, so it is scanned
+// without decoding (it runs on every call). Anything it cannot read as
+// one valid, canonical object with each hint at most once counts as no
+// hints at all, which is the riskiest reading (FuzzRiskyAnnotations holds
+// it to the decoder it replaced: the same answers on canonical bytes, and
+// never less caution on any others).
 func riskyAnnotations(raw []byte) bool {
-	var m map[string]json.RawMessage
-	if raw != nil && json.Unmarshal(raw, &m) != nil {
-		m = nil
-	}
-	hint := func(name string, def bool) bool {
-		switch string(m[name]) {
+	h := annotationHints(raw)
+	hint := func(v []byte, def bool) bool {
+		switch string(v) {
 		case "true":
 			return true
 		case "false":
@@ -246,8 +251,58 @@ func riskyAnnotations(raw []byte) bool {
 		}
 		return def
 	}
-	readOnly := hint("readOnlyHint", false)
-	destructive := hint("destructiveHint", true)
-	openWorld := hint("openWorldHint", true)
-	return string(m["destructiveHint"]) == "true" || !readOnly && (destructive || openWorld)
+	readOnly := hint(h.readOnly, false)
+	destructive := hint(h.destructive, true)
+	openWorld := hint(h.openWorld, true)
+	return string(h.destructive) == "true" || !readOnly && (destructive || openWorld)
+}
+
+// hints are the raw values of the annotations confirm_destructive reads.
+type hints struct{ readOnly, destructive, openWorld []byte }
+
+// annotationHints reads the hints of the canonical annotations object c.
+// It returns none when c is not valid JSON, not an object it can scan to
+// its end, has an escaped member name (canonical JSON escapes no letter,
+// so a hint could hide behind one) or names a hint twice.
+func annotationHints(c []byte) hints {
+	var h hints
+	if len(c) < 2 || c[0] != '{' || !json.Valid(c) {
+		return hints{}
+	}
+	if len(c) == 2 && c[1] == '}' {
+		return h
+	}
+	for i := 1; ; {
+		kEnd := skipJSONString(c, i)
+		if kEnd < 0 || kEnd >= len(c) || c[kEnd] != ':' || bytes.IndexByte(c[i:kEnd], '\\') >= 0 {
+			return hints{}
+		}
+		vEnd := skipJSONValue(c, kEnd+1)
+		if vEnd <= kEnd+1 || vEnd >= len(c) {
+			return hints{}
+		}
+		var slot *[]byte
+		switch string(c[i+1 : kEnd-1]) {
+		case "readOnlyHint":
+			slot = &h.readOnly
+		case "destructiveHint":
+			slot = &h.destructive
+		case "openWorldHint":
+			slot = &h.openWorld
+		}
+		if slot != nil {
+			if *slot != nil {
+				return hints{}
+			}
+			*slot = c[kEnd+1 : vEnd]
+		}
+		switch {
+		case c[vEnd] == ',':
+			i = vEnd + 1
+		case c[vEnd] == '}' && vEnd == len(c)-1:
+			return h
+		default:
+			return hints{}
+		}
+	}
 }

@@ -171,3 +171,39 @@ func TestUnsafeLabelIsReduced(t *testing.T) {
 		t.Errorf("%+v", v.Refusal)
 	}
 }
+
+// TestRiskyAnnotations is confirm_destructive's reading of the pinned
+// annotations, MCP's defaults for absent hints included, and its refusal
+// to read bytes it cannot read whole as fewer hints (the riskiest case).
+func TestRiskyAnnotations(t *testing.T) {
+	for _, tc := range []struct {
+		raw   string
+		risky bool
+	}{
+		{``, true}, // no annotations: destructive and open-world by default
+		{`{}`, true},
+		{`null`, true},
+		{`{"readOnlyHint":true}`, false}, // read-only outranks the other defaults
+		{`{"openWorldHint":false,"readOnlyHint":true}`, false},
+		{`{"destructiveHint":false,"openWorldHint":false}`, false},
+		{`{"destructiveHint":false}`, true}, // still open-world
+		{`{"destructiveHint":true,"readOnlyHint":true}`, true},
+		{`{"readOnlyHint":"true"}`, true},                             // not a boolean: absent
+		{`{"a":{"readOnlyHint":true},"destructiveHint":false}`, true}, // nested: not a hint
+		{`{"a":"\"readOnlyHint\":true","destructiveHint":false}`, true},
+		{`{"readOnlyHint":true,"readOnlyHint":true}`, true}, // twice: no hints
+		{`{"readOnlyHint":true,`, true},                     // cut short: no hints
+		{`{"readOnlyHint":true}x`, true},
+		{`{"readOnlyHint":true}}`, true},
+		{`{ "readOnlyHint":true}`, true}, // not canonical: no hints
+		{`[{"readOnlyHint":true}]`, true},
+	} {
+		var raw []byte
+		if tc.raw != "" {
+			raw = []byte(tc.raw)
+		}
+		if got := riskyAnnotations(raw); got != tc.risky {
+			t.Errorf("riskyAnnotations(%s) = %v, want %v", tc.raw, got, tc.risky)
+		}
+	}
+}
