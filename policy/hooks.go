@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/mcpseal/mcpseal/contract"
 )
@@ -257,13 +258,41 @@ func riskyAnnotations(raw []byte) bool {
 	return string(h.destructive) == "true" || !readOnly && (destructive || openWorld)
 }
 
+// canonicalEscapes reports whether every escape in the raw string s is
+// one canonical JSON writes: \" \\ \b \t \n \f \r, or \u00xx in lowercase
+// hex for another character below U+0020.
+func canonicalEscapes(s []byte) bool {
+	for i := bytes.IndexByte(s, '\\'); i >= 0; i = bytes.IndexByte(s, '\\') {
+		if i+1 >= len(s) {
+			return false
+		}
+		switch s[i+1] {
+		case '"', '\\', 'b', 't', 'n', 'f', 'r':
+			s = s[i+2:]
+			continue
+		case 'u':
+			if i+5 < len(s) && s[i+2] == '0' && s[i+3] == '0' && (s[i+4] == '0' || s[i+4] == '1') && isLowerHex(s[i+5]) &&
+				!slices.Contains([]string{"08", "09", "0a", "0c", "0d"}, string(s[i+4:i+6])) {
+				s = s[i+6:]
+				continue
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func isLowerHex(b byte) bool { return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' }
+
 // hints are the raw values of the annotations confirm_destructive reads.
 type hints struct{ readOnly, destructive, openWorld []byte }
 
 // annotationHints reads the hints of the canonical annotations object c.
 // It returns none when c is not valid JSON, not an object it can scan to
-// its end, has an escaped member name (canonical JSON escapes no letter,
-// so a hint could hide behind one) or names a hint twice.
+// its end, names a hint twice, or has a member name with an escape that
+// canonical JSON does not write (one that could spell a hint's letter).
+// A name with only canonical escapes ('"', '\\' and characters below
+// U+0020) names no hint.
 func annotationHints(c []byte) hints {
 	var h hints
 	if len(c) < 2 || c[0] != '{' || !json.Valid(c) {
@@ -274,7 +303,7 @@ func annotationHints(c []byte) hints {
 	}
 	for i := 1; ; {
 		kEnd := skipJSONString(c, i)
-		if kEnd < 0 || kEnd >= len(c) || c[kEnd] != ':' || bytes.IndexByte(c[i:kEnd], '\\') >= 0 {
+		if kEnd < 0 || kEnd >= len(c) || c[kEnd] != ':' || !canonicalEscapes(c[i+1:kEnd-1]) {
 			return hints{}
 		}
 		vEnd := skipJSONValue(c, kEnd+1)

@@ -195,7 +195,12 @@ func TestRiskyAnnotations(t *testing.T) {
 		{`{"readOnlyHint":true,`, true},                     // cut short: no hints
 		{`{"readOnlyHint":true}x`, true},
 		{`{"readOnlyHint":true}}`, true},
-		{`{ "readOnlyHint":true}`, true}, // not canonical: no hints
+		{`{ "readOnlyHint":true}`, true},                                  // not canonical: no hints
+		{`{"\"":1,"\\":2,"readOnlyHint":true,"x\n":3,"\u001f":4}`, false}, // canonical escapes name no hint
+		{`{"\u0072eadOnlyHint":true}`, true},                              // an escape canonical JSON does not write: no hints
+		{`{"readOnlyHint":true,"x\u000a":1}`, true},
+		{`{"readOnlyHint":true,"x\u001F":1}`, true},
+		{`{"readOnlyHint":true,"x\/":1}`, true},
 		{`[{"readOnlyHint":true}]`, true},
 	} {
 		var raw []byte

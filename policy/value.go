@@ -153,8 +153,9 @@ func FoldKey(s string) string {
 // canonicalMember returns the raw value of the top-level member name of
 // the canonical JSON object c, or nil. It scans without decoding, which
 // keeps a hot path (annotations of every call) allocation free. name must
-// not contain '"' or '\\': canonical JSON escapes no other ASCII
-// character, so such a name matches its key byte for byte.
+// not contain '"', '\\' or a character below U+0020: canonical JSON
+// escapes no other character, so such a name matches its key byte for
+// byte.
 func canonicalMember(c []byte, name string) []byte {
 	if len(c) < 2 || c[0] != '{' {
 		return nil
