@@ -43,6 +43,7 @@
 package canon
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -106,6 +107,19 @@ func Transform(raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// IsCanonical reports whether raw is one JSON value in its canonical form
+// exactly (Transform would return it unchanged). It allocates nothing once
+// warm, for checks on a hot path.
+func IsCanonical(raw []byte) bool {
+	p := getParser()
+	defer putParser(p)
+	out, err := p.run(p.digestBuf[:0], raw)
+	if out != nil {
+		p.digestBuf = out
+	}
+	return err == nil && bytes.Equal(out, raw)
 }
 
 // Digest returns the SHA-256 of the canonical form of raw, as 64 lowercase

@@ -609,3 +609,23 @@ func TestInvalidUTF8NeverPasses(t *testing.T) {
 		}
 	}
 }
+
+func TestIsCanonical(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"a":1,"b":[true,"\n"]}`: true,
+		`{"b":1,"a":2}`:           false, // order
+		`{"a": 1}`:                false, // whitespace
+		` {"a":1}`:                false,
+		`{"a":1.0}`:               false, // number spelling
+		`{"\u0061":1}`:            false, // an escape canonical JSON does not write
+		`{"a":"\u000a"}`:          false, // \n is written short
+		`{"a":"\u001f"}`:          true,
+		`{"a":1,"a":1}`:           false, // repeated name
+		`{"a":1`:                  false,
+		``:                        false,
+	} {
+		if got := IsCanonical([]byte(in)); got != want {
+			t.Errorf("IsCanonical(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

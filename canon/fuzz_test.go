@@ -10,7 +10,8 @@ import (
 
 // FuzzTransform checks, for any input: Transform never panics; what it
 // accepts, encoding/json accepts too; its output is valid JSON with the
-// same meaning as the input, and is its own canonical form.
+// same meaning as the input, and is its own canonical form; IsCanonical
+// holds for exactly the inputs Transform returns unchanged.
 func FuzzTransform(f *testing.F) {
 	v := loadVectors(f)
 	for _, x := range v.Valid {
@@ -21,6 +22,9 @@ func FuzzTransform(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := Transform(in)
+		if got, want := IsCanonical(in), err == nil && bytes.Equal(out, in); got != want {
+			t.Fatalf("IsCanonical(%q) = %v, want %v", in, got, want)
+		}
 		if err != nil {
 			var ce *Error
 			if !errors.As(err, &ce) || !(ce.Err == ErrInvalid || ce.Err == ErrDuplicateKey || ce.Err == ErrDepth) {
@@ -38,6 +42,9 @@ func FuzzTransform(f *testing.F) {
 			t.Fatalf("output is not valid JSON: %q", out)
 		}
 		again, err := Transform(out)
+		if !IsCanonical(out) {
+			t.Fatalf("IsCanonical(%q) = false for Transform's output", out)
+		}
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("not idempotent: %q -> %q -> %q, %v", in, out, again, err)
 		}

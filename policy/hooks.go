@@ -1,12 +1,10 @@
 package policy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"slices"
 
+	"github.com/mcpseal/mcpseal/canon"
 	"github.com/mcpseal/mcpseal/contract"
 )
 
@@ -236,9 +234,9 @@ func (ss *Session) providerFailure(stage Stage, name string, sub Subject, err er
 // boolean counts as absent.
 //
 // raw is a member of the definition's canonical form, so it is scanned
-// without decoding (it runs on every call). Anything it cannot read as
-// one valid, canonical object with each hint at most once counts as no
-// hints at all, which is the riskiest reading (FuzzRiskyAnnotations holds
+// without decoding (it runs on every call). Bytes that are not one object
+// in canonical form count as no hints at all, which is the riskiest
+// reading (FuzzRiskyAnnotations holds
 // it to the decoder it replaced: the same answers on canonical bytes, and
 // never less caution on any others).
 func riskyAnnotations(raw []byte) bool {
@@ -258,44 +256,16 @@ func riskyAnnotations(raw []byte) bool {
 	return string(h.destructive) == "true" || !readOnly && (destructive || openWorld)
 }
 
-// canonicalEscapes reports whether every escape in the raw string s is
-// one canonical JSON writes: \" \\ \b \t \n \f \r, or \u00xx in lowercase
-// hex for another character below U+0020.
-func canonicalEscapes(s []byte) bool {
-	for i := bytes.IndexByte(s, '\\'); i >= 0; i = bytes.IndexByte(s, '\\') {
-		if i+1 >= len(s) {
-			return false
-		}
-		switch s[i+1] {
-		case '"', '\\', 'b', 't', 'n', 'f', 'r':
-			s = s[i+2:]
-			continue
-		case 'u':
-			if i+5 < len(s) && s[i+2] == '0' && s[i+3] == '0' && (s[i+4] == '0' || s[i+4] == '1') && isLowerHex(s[i+5]) &&
-				!slices.Contains([]string{"08", "09", "0a", "0c", "0d"}, string(s[i+4:i+6])) {
-				s = s[i+6:]
-				continue
-			}
-		}
-		return false
-	}
-	return true
-}
-
-func isLowerHex(b byte) bool { return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' }
-
 // hints are the raw values of the annotations confirm_destructive reads.
 type hints struct{ readOnly, destructive, openWorld []byte }
 
-// annotationHints reads the hints of the canonical annotations object c.
-// It returns none when c is not valid JSON, not an object it can scan to
-// its end, names a hint twice, or has a member name with an escape that
-// canonical JSON does not write (one that could spell a hint's letter).
-// A name with only canonical escapes ('"', '\\' and characters below
-// U+0020) names no hint.
+// annotationHints reads the hints of the annotations object c, which must
+// be in canonical form (canon.IsCanonical): anything else has no hints.
+// In canonical form a member name with an escape holds a '"', a '\\' or a
+// control character, so it names no hint, and no name repeats.
 func annotationHints(c []byte) hints {
 	var h hints
-	if len(c) < 2 || c[0] != '{' || !json.Valid(c) {
+	if len(c) < 2 || c[0] != '{' || !canon.IsCanonical(c) {
 		return hints{}
 	}
 	if len(c) == 2 && c[1] == '}' {
@@ -303,7 +273,7 @@ func annotationHints(c []byte) hints {
 	}
 	for i := 1; ; {
 		kEnd := skipJSONString(c, i)
-		if kEnd < 0 || kEnd >= len(c) || c[kEnd] != ':' || !canonicalEscapes(c[i+1:kEnd-1]) {
+		if kEnd < 0 || kEnd >= len(c) || c[kEnd] != ':' {
 			return hints{}
 		}
 		vEnd := skipJSONValue(c, kEnd+1)

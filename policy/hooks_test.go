@@ -196,7 +196,8 @@ func TestRiskyAnnotations(t *testing.T) {
 		{`{"readOnlyHint":true}x`, true},
 		{`{"readOnlyHint":true}}`, true},
 		{`{ "readOnlyHint":true}`, true},                                  // not canonical: no hints
-		{`{"\"":1,"\\":2,"readOnlyHint":true,"x\n":3,"\u001f":4}`, false}, // canonical escapes name no hint
+		{`{"\u001f":4,"\"":1,"\\":2,"readOnlyHint":true,"x\n":3}`, false}, // canonical escapes name no hint
+		{`{"\"":1,"readOnlyHint":true,"\u001f":4}`, true},                 // out of canonical order: no hints
 		{`{"\u0072eadOnlyHint":true}`, true},                              // an escape canonical JSON does not write: no hints
 		{`{"readOnlyHint":true,"x\u000a":1}`, true},
 		{`{"readOnlyHint":true,"x\u001F":1}`, true},
