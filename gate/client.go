@@ -288,6 +288,12 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 				return
 			}
 			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: args, ClientCapabilities: s.caps[profile]}
+			if pins := s.driftPins[profile]; pins != nil {
+				p.call.Drifted = true
+				if pinned, ok := pins.Lookup(contract.Tools, name); ok {
+					p.call.Pinned = &pinned
+				}
+			}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true
 				s.track(p)
@@ -324,6 +330,7 @@ func (s *Session) evictIdleProfile() bool {
 		return false
 	}
 	delete(s.verified, victim)
+	delete(s.driftPins, victim)
 	delete(s.caps, victim)
 	delete(s.obs, victim)
 	delete(s.lastUse, victim)

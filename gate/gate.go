@@ -297,7 +297,11 @@ type Session struct {
 	dropInitialized bool
 
 	verified map[string]*contract.Contract
-	seqs     *sequences
+	// driftPins are, for a profile whose verified contract is a drift the
+	// monitor posture forwarded, the pinned contract it drifted from, so
+	// that call decisions can read the riskier of the two (CallInfo.Pinned).
+	driftPins map[string]*contract.Contract
+	seqs      *sequences
 	// generation is the pin store's generation (PinWatcher) when the
 	// session last verified against it.
 	generation uint64
@@ -394,6 +398,7 @@ func New(cfg Config) *Session {
 		pending:         make(map[string]*pendingRequest),
 		own:             make(map[string]*ownRequest),
 		verified:        make(map[string]*contract.Contract),
+		driftPins:       make(map[string]*contract.Contract),
 		seqs:            newSequences(),
 		caps:            make(map[string][]string),
 		lastUse:         make(map[string]uint64),
@@ -673,6 +678,7 @@ func (s *Session) observe(profile string, c *contract.Contract, midSession bool)
 	case pin.FirstPin, pin.Match, pin.ProfileAdded:
 		s.generation = gen
 		s.verified[profile] = c
+		delete(s.driftPins, profile)
 		if s.cfg.OnVerified != nil {
 			s.cfg.OnVerified(profile, res.Outcome, c)
 		}
@@ -690,6 +696,11 @@ func (s *Session) observe(profile string, c *contract.Contract, midSession bool)
 		if monitor {
 			s.log.Warn("contract drift (monitor posture: forwarded anyway)", "server", s.cfg.Identity.ID, "changes", len(res.Changes))
 			s.verified[profile] = c
+			pinned := res.Pinned
+			if pinned == nil {
+				pinned = &contract.Contract{} // nothing pinned: no tool has a pinned definition
+			}
+			s.driftPins[profile] = pinned
 			return true
 		}
 		s.log.Warn("contract drift: session blocked", "server", s.cfg.Identity.ID, "changes", len(res.Changes))

@@ -75,6 +75,14 @@ type CallInfo struct {
 	Profile string
 	// Tool is the verified definition of the called tool.
 	Tool contract.Definition
+	// Drifted is true when the session's verified contract is one the
+	// monitor posture forwarded although it drifted from its pin. Pinned is
+	// then the called tool's pinned definition, nil when the pin has no
+	// such tool (it is new, or the profile has no pin). A decision that
+	// must not weaken when a server changes its contract (policy's
+	// confirm_destructive) reads the riskier of Tool and Pinned.
+	Drifted bool
+	Pinned  *contract.Definition
 	// Params is the raw params object and Arguments its arguments member
 	// (nil when absent). Preflight providers must not see them; size
 	// limits and schema validation do.

@@ -378,3 +378,51 @@ func TestMonitorPostureStillAppliesCallDecisions(t *testing.T) {
 		t.Error("a denied call reached the server under monitor")
 	}
 }
+
+// TestMonitorDriftCarriesThePinnedDefinition: a call under a drift the
+// monitor posture forwarded carries the tool's pinned definition (nil for
+// a tool the pin does not have), so call decisions can read the riskier;
+// a call in a session that matches its pin carries none.
+func TestMonitorDriftCarriesThePinnedDefinition(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	var calls []gate.CallInfo
+	record := func(c *gate.Config) {
+		c.Hooks.Call = func(ci gate.CallInfo) gate.Verdict { calls = append(calls, ci); return gate.Verdict{Kind: gate.Allow} }
+	}
+	h := newHarness(t, home, pin.Guard, newFakeServer(toolWeather), record)
+	h.legacySession(initLegacy)
+	h.client(callWeather)
+	if len(calls) != 1 || calls[0].Drifted || calls[0].Pinned != nil {
+		t.Fatalf("session that matches its pin: %+v", calls)
+	}
+	calls = nil
+	h = newHarness(t, home, pin.Monitor, newFakeServer(toolWeather2, toolEcho), record)
+	if res := h.legacySession(initLegacy); strings.Contains(res, `"error"`) {
+		t.Fatalf("monitor blocked: %s", res)
+	}
+	h.client(callWeather)
+	h.client(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	if len(calls) != 2 {
+		t.Fatalf("calls %+v", calls)
+	}
+	weather, echo := calls[0], calls[1]
+	if !weather.Drifted || weather.Pinned == nil || weather.Pinned.Digest == weather.Tool.Digest {
+		t.Errorf("drifted tool: Drifted %v Pinned %+v", weather.Drifted, weather.Pinned)
+	} else if want := contractDigestOf(t, toolWeather); weather.Pinned.Digest != want {
+		t.Errorf("drifted tool: pinned digest %s, want the pinned definition's %s", weather.Pinned.Digest, want)
+	}
+	if !echo.Drifted || echo.Pinned != nil {
+		t.Errorf("tool the pin does not have: Drifted %v Pinned %+v", echo.Drifted, echo.Pinned)
+	}
+}
+
+// contractDigestOf is the digest of one tool definition.
+func contractDigestOf(t *testing.T, raw string) string {
+	t.Helper()
+	d, err := contract.NewDefinition(contract.Tools, []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Digest
+}

@@ -81,10 +81,16 @@ func (ss *Session) ConfirmationParams(v Verdict) []byte {
 		why = "The host policy asks before every call of this tool."
 	case CodeConfirmDestructive:
 		why = "Its pinned annotations do not mark it read-only: it may change or delete data, or reach beyond this machine."
+		if v.Drifted {
+			why = "Its pinned or its current annotations do not mark it read-only, or it was never pinned: it may change or delete data, or reach beyond this machine."
+		}
 	case CodeConfirmSubject:
 		why = "The host policy asks before your calls of this tool."
 	default:
 		why = "Preflight provider " + v.Provider + " requires a person's confirmation."
+	}
+	if v.Drifted {
+		why += "\nThe server's contract changed since it was pinned, and the change has not been reviewed (posture monitor)."
 	}
 	params := map[string]any{
 		"message": subject + "\n" + why + "\nOnly an explicit yes lets it through.",

@@ -191,6 +191,9 @@ type Verdict struct {
 	Receipt *ReceiptRef
 	// Refusal is set when the stage must not proceed.
 	Refusal *Refusal
+	// Drifted: the call is under a contract the monitor posture forwarded
+	// although it drifted from its pin (before_tool_call).
+	Drifted bool
 }
 
 // Proceeds reports whether the stage may go on without asking anyone.

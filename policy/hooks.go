@@ -68,7 +68,19 @@ func (ss *Session) AfterConnect(ctx context.Context, c *contract.Contract) Verdi
 // after CheckCall. It never sees the arguments. Refused: answer the
 // call with the refusal. RequireConfirmation: ask a person (confirm.go).
 func (ss *Session) BeforeToolCall(ctx context.Context, def contract.Definition) Verdict {
-	v, _ := ss.beforeToolCall(ctx, def, false)
+	v, _ := ss.beforeToolCall(ctx, def, nil, false)
+	return v
+}
+
+// BeforeDriftedToolCall is BeforeToolCall for a call under a contract the
+// gate forwards although it drifted from its pin (the monitor posture).
+// def is the tool as the server now declares it and pinned its pinned
+// definition, nil when the pin has no such tool. A server must not be able
+// to talk its way out of a confirmation by changing its contract, so
+// confirm_destructive asks when either definition's annotations are risky,
+// and always when the tool has no pinned definition.
+func (ss *Session) BeforeDriftedToolCall(ctx context.Context, def contract.Definition, pinned *contract.Definition) Verdict {
+	v, _ := ss.beforeToolCall(ctx, def, &drift{pinned: pinned}, false)
 	return v
 }
 
@@ -76,10 +88,41 @@ func (ss *Session) BeforeToolCall(ctx context.Context, def contract.Definition) 
 // provider would have to be asked (no cached decision), and the gate
 // should then run BeforeToolCall off its message loop.
 func (ss *Session) QuickBeforeToolCall(def contract.Definition) (v Verdict, ok bool) {
-	return ss.beforeToolCall(context.Background(), def, true)
+	return ss.beforeToolCall(context.Background(), def, nil, true)
 }
 
-func (ss *Session) beforeToolCall(ctx context.Context, def contract.Definition, quick bool) (Verdict, bool) {
+// QuickBeforeDriftedToolCall is BeforeDriftedToolCall without I/O, as
+// QuickBeforeToolCall is BeforeToolCall.
+func (ss *Session) QuickBeforeDriftedToolCall(def contract.Definition, pinned *contract.Definition) (v Verdict, ok bool) {
+	return ss.beforeToolCall(context.Background(), def, &drift{pinned: pinned}, true)
+}
+
+// drift is what beforeToolCall knows of a call under a drifted contract:
+// the tool's pinned definition, nil when it has none.
+type drift struct{ pinned *contract.Definition }
+
+// risky applies confirm_destructive: to the annotations of the verified
+// definition and, under drift, to those of the pinned one as well (a tool
+// with no pinned definition is risky).
+func (d *drift) risky(annotations []byte) bool {
+	if riskyAnnotations(annotations) {
+		return true
+	}
+	return d != nil && (d.pinned == nil || riskyAnnotations(canonicalMember(d.pinned.Canonical, "annotations")))
+}
+
+// subject is what a provider is told of the drift, nil without one.
+func (d *drift) subject() *ToolDrift {
+	switch {
+	case d == nil:
+		return nil
+	case d.pinned == nil:
+		return &ToolDrift{}
+	}
+	return &ToolDrift{Pinned: true, Digest: d.pinned.Digest, Annotations: canonicalMember(d.pinned.Canonical, "annotations")}
+}
+
+func (ss *Session) beforeToolCall(ctx context.Context, def contract.Definition, d *drift, quick bool) (Verdict, bool) {
 	const stage = StageBeforeToolCall
 	tp := ss.sp.Tool(def.Name)
 	if tp.Withheld {
@@ -90,16 +133,17 @@ func (ss *Session) beforeToolCall(ctx context.Context, def contract.Definition, 
 	}
 	base := allowed(stage)
 	base.Tool = contract.SafeName(def.Name)
+	base.Drifted = d != nil
 	annotations := canonicalMember(def.Canonical, "annotations")
 	switch {
 	case tp.Subjects.Confirms(ss.sp.server.Who):
 		base.Decision, base.Code = RequireConfirmation, CodeConfirmSubject
 	case tp.Confirm != nil && *tp.Confirm:
 		base.Decision, base.Code = RequireConfirmation, CodeConfirmPolicy
-	case tp.Confirm == nil && tp.ConfirmDestructive && riskyAnnotations(annotations):
+	case tp.Confirm == nil && tp.ConfirmDestructive && d.risky(annotations):
 		base.Decision, base.Code = RequireConfirmation, CodeConfirmDestructive
 	}
-	sub := Subject{Tool: &ToolSubject{Name: def.Name, Digest: def.Digest, Annotations: annotations}}
+	sub := Subject{Tool: &ToolSubject{Name: def.Name, Digest: def.Digest, Annotations: annotations, Drift: d.subject()}}
 	return ss.consult(ctx, stage, sub, base, quick)
 }
 

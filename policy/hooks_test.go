@@ -69,6 +69,63 @@ func TestConfirmDestructiveReadsPinnedAnnotations(t *testing.T) {
 	}
 }
 
+// TestConfirmDestructiveUnderDriftReadsTheRiskier: under a drift the gate
+// forwards (monitor), confirm_destructive asks when the observed or the
+// pinned annotations are risky, and always for a tool with no pinned
+// definition; an explicit "confirm": false still wins, and a call with no
+// drift reads the verified definition alone.
+func TestConfirmDestructiveUnderDriftReadsTheRiskier(t *testing.T) {
+	t.Parallel()
+	ss := NewChecker(mustParse(t, `{"version": 1, "defaults": {"confirm_destructive": true, "tools": {"never": {"confirm": false}}}}`), Options{}).Session(stdioServer("s"))
+	const (
+		readOnly    = `,"annotations":{"readOnlyHint":true}`
+		destructive = `,"annotations":{"destructiveHint":true}`
+		safe        = `,"annotations":{"readOnlyHint":false,"destructiveHint":false,"openWorldHint":false}`
+	)
+	tests := []struct {
+		name, observed string
+		pinned         *string // nil: no pinned definition
+		asks           bool
+	}{
+		{"t", readOnly, ptr(destructive), true},
+		{"t", readOnly, ptr(``), true},
+		{"t", safe, ptr(`,"annotations":{"openWorldHint":true}`), true},
+		{"t", destructive, ptr(readOnly), true},
+		{"t", readOnly, ptr(readOnly), false},
+		{"t", readOnly, ptr(safe), false},
+		{"t", readOnly, nil, true},
+		{"t", safe, nil, true},
+		{"never", readOnly, ptr(destructive), false},
+		{"never", readOnly, nil, false},
+	}
+	for _, tt := range tests {
+		def := toolRaw(t, `{"name":"`+tt.name+`","inputSchema":{"type":"object"}`+tt.observed+`}`)
+		var pinned *contract.Definition
+		if tt.pinned != nil {
+			d := toolRaw(t, `{"name":"`+tt.name+`","inputSchema":{"type":"object"}`+*tt.pinned+`}`)
+			pinned = &d
+		}
+		for _, quick := range []bool{false, true} {
+			v := ss.BeforeDriftedToolCall(context.Background(), def, pinned)
+			if quick {
+				var ok bool
+				if v, ok = ss.QuickBeforeDriftedToolCall(def, pinned); !ok {
+					t.Fatalf("quick: a provider would be asked with none configured")
+				}
+			}
+			if asks := v.Decision == RequireConfirmation; asks != tt.asks || asks && v.Code != CodeConfirmDestructive {
+				t.Errorf("%s observed %q pinned %v (quick %v): %+v, asks want %v", tt.name, tt.observed, tt.pinned, quick, v, tt.asks)
+			}
+		}
+	}
+	// Without drift only the verified definition counts.
+	if v := ss.BeforeToolCall(context.Background(), toolRaw(t, `{"name":"t"`+readOnly+`}`)); !v.Proceeds() || v.Decision == RequireConfirmation {
+		t.Errorf("no drift, read-only: %+v", v)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
 func TestExplicitConfirmBeatsAnnotations(t *testing.T) {
 	t.Parallel()
 	ss := NewChecker(mustParse(t, `{"version": 1, "defaults": {"confirm_destructive": true,

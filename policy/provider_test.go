@@ -145,6 +145,56 @@ func TestCommandProviderSeesNoArgumentsAndOnlyNamedEnv(t *testing.T) {
 	}
 }
 
+// TestProviderToldOfDrift: under a drift the gate forwards, the provider
+// gets the server's current digest and annotations and, in "drift", the
+// pinned ones (or "pinned": false for a new tool); without drift there is
+// no "drift" member. A cached decision without drift is not reused for the
+// same definition under drift.
+func TestProviderToldOfDrift(t *testing.T) {
+	t.Parallel()
+	ss, out := commandSession(t, "allow", "")
+	def := toolRaw(t, readOnlyTool)
+	pinned := toolRaw(t, `{"name":"lookup","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}`)
+	subject := func() map[string]json.RawMessage {
+		t.Helper()
+		seen, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The provider appends each request it gets: read the last.
+		reqs := strings.Split(strings.TrimSuffix(string(seen), "\n--end--\n"), "\n--end--\n")
+		req, _, _ := strings.Cut(reqs[len(reqs)-1], "\n--env--\n")
+		var r struct {
+			Subject struct {
+				Tool map[string]json.RawMessage `json:"tool"`
+			} `json:"subject"`
+		}
+		if err := json.Unmarshal([]byte(req), &r); err != nil {
+			t.Fatalf("request %q: %v", req, err)
+		}
+		return r.Subject.Tool
+	}
+	if v := ss.BeforeToolCall(context.Background(), def); !v.Proceeds() {
+		t.Fatalf("%+v", v)
+	}
+	if tool := subject(); tool["drift"] != nil {
+		t.Errorf("no drift, yet the provider was told of one: %s", tool["drift"])
+	}
+	if _, ok := ss.QuickBeforeDriftedToolCall(def, &pinned); ok {
+		t.Error("the decision cached without drift was reused under drift")
+	}
+	ss.BeforeDriftedToolCall(context.Background(), def, &pinned)
+	tool := subject()
+	want := `{"pinned":true,"digest":"` + pinned.Digest + `","annotations":{"destructiveHint":true}}`
+	if string(tool["drift"]) != want || string(tool["annotations"]) != `{"readOnlyHint":true}` || string(tool["digest"]) != `"`+def.Digest+`"` {
+		t.Errorf("under drift the provider got %v; want drift %s", tool, want)
+	}
+	ss.BeforeDriftedToolCall(context.Background(), def, nil)
+	if tool := subject(); string(tool["drift"]) != `{"pinned":false}` {
+		t.Errorf("a new tool under drift: drift %s, want {\"pinned\":false}", tool["drift"])
+	}
+}
+
 // TestDecisionCachedUntilExpiry: a decision with a ttl is reused by the
 // session until it expires, then asked again; one without is never reused.
 func TestDecisionCachedUntilExpiry(t *testing.T) {

@@ -79,7 +79,21 @@ type DefinitionRef struct {
 type ToolSubject struct {
 	Name   string `json:"name"`
 	Digest string `json:"digest"`
-	// Annotations are the pinned definition's annotations, as pinned.
+	// Annotations are the verified definition's annotations: as pinned,
+	// except under Drift.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Drift is set when the gate forwards a contract that drifted from its
+	// pin (the monitor posture). Digest and Annotations above are then the
+	// server's current definition, and Drift names the pinned one.
+	Drift *ToolDrift `json:"drift,omitempty"`
+}
+
+// ToolDrift is the pinned definition of a tool called under a drift.
+type ToolDrift struct {
+	// Pinned is false when the pin has no such tool (it is new); Digest
+	// and Annotations are then empty.
+	Pinned      bool            `json:"pinned"`
+	Digest      string          `json:"digest,omitempty"`
 	Annotations json.RawMessage `json:"annotations,omitempty"`
 }
 

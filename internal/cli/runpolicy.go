@@ -99,6 +99,16 @@ func (pg *policyGate) hooks() gate.Hooks {
 			if r := ss.CheckCall(ci.Tool, ci.Params); r != nil {
 				return refuse(r)
 			}
+			if ci.Drifted {
+				// Monitor forwarded a drifted contract: the pinned
+				// definition counts too.
+				if v, ok := ss.QuickBeforeDriftedToolCall(ci.Tool, ci.Pinned); ok {
+					return pg.callVerdict(ci, v)
+				}
+				return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict {
+					return pg.callVerdict(ci, ss.BeforeDriftedToolCall(context.Background(), ci.Tool, ci.Pinned))
+				}}
+			}
 			if v, ok := ss.QuickBeforeToolCall(ci.Tool); ok {
 				return pg.callVerdict(ci, v)
 			}
