@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,11 @@ const userHZ = 100
 type cpuReading struct {
 	ticks   uint64 // utime+stime
 	schedNS uint64 // 0 when schedstat is not available
+	// syscalls are the read and write system calls of the whole process
+	// (syscr+syscw of /proc/PID/io), and switches its threads' context
+	// switches, voluntary and not (/proc/PID/task/*/status): what a proxy
+	// costs in kernel crossings and wake-ups. Both are 0 when unreadable.
+	syscalls, switches uint64
 }
 
 // readCPU reads pid's CPU time.
@@ -34,7 +40,48 @@ func readCPU(pid int) (cpuReading, error) {
 	if err != nil {
 		return cpuReading{}, err
 	}
-	return cpuReading{ticks: u + s, schedNS: readSchedNS(pid)}, nil
+	return cpuReading{ticks: u + s, schedNS: readSchedNS(pid), syscalls: readSyscalls(pid), switches: readSwitches(pid)}, nil
+}
+
+// readSyscalls is syscr+syscw of /proc/PID/io, 0 when unreadable.
+func readSyscalls(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	return sumFields(b, "syscr", "syscw")
+}
+
+// readSwitches sums voluntary_ctxt_switches and nonvoluntary_ctxt_switches
+// over /proc/PID/task/*/status, 0 when unreadable.
+func readSwitches(pid int) uint64 {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	if err != nil {
+		return 0
+	}
+	var sum uint64
+	for _, t := range tasks {
+		if b, err := os.ReadFile(t); err == nil {
+			sum += sumFields(b, "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")
+		}
+	}
+	return sum
+}
+
+// sumFields adds the values of the "name: value" lines named in a proc
+// file; an unreadable value counts as 0.
+func sumFields(b []byte, names ...string) uint64 {
+	var sum uint64
+	for line := range strings.SplitSeq(string(b), "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		if n, err := strconv.ParseUint(strings.TrimSpace(rest), 10, 64); err == nil {
+			sum += n
+		}
+	}
+	return sum
 }
 
 // parseStat returns utime and stime (fields 14 and 15) of a /proc/PID/stat

@@ -69,3 +69,25 @@ func TestReadOwnProcess(t *testing.T) {
 		t.Errorf("peakRSSKiB = %d, %v", kib, err)
 	}
 }
+
+func TestSumFields(t *testing.T) {
+	t.Parallel()
+	io := "rchar: 10\nwchar: 20\nsyscr: 7\nsyscw: 5\nread_bytes: 0\n"
+	if n := sumFields([]byte(io), "syscr", "syscw"); n != 12 {
+		t.Errorf("syscr+syscw = %d, want 12", n)
+	}
+	status := "Name:\tx\nvoluntary_ctxt_switches:\t3\nnonvoluntary_ctxt_switches:\t4\n"
+	if n := sumFields([]byte(status), "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"); n != 7 {
+		t.Errorf("switches = %d, want 7", n)
+	}
+	if n := sumFields([]byte("syscr: x\n"), "syscr"); n != 0 {
+		t.Errorf("unreadable value = %d, want 0", n)
+	}
+}
+
+func TestReadSyscallsOfThisProcess(t *testing.T) {
+	t.Parallel()
+	if readSyscalls(os.Getpid()) == 0 || readSwitches(os.Getpid()) == 0 {
+		t.Error("no system calls or context switches read for a running process")
+	}
+}

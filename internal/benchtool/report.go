@@ -53,6 +53,10 @@ type pathResult struct {
 	CPUTicks    []uint64 `json:"cpu_ticks,omitempty"`    // utime+stime over the measured calls
 	StartupMS   []num    `json:"startup_ms"`
 	PeakRSSMiB  []num    `json:"peak_rss_mib,omitempty"`
+	// Per call: the proxy's read+write system calls and its threads'
+	// context switches (informational; no target reads them).
+	SyscallsPerCall []num `json:"syscalls_per_call,omitempty"`
+	SwitchesPerCall []num `json:"switches_per_call,omitempty"`
 
 	MedianRoundTripUS num `json:"median_round_trip_us"`
 	MedianCPUStatUS   num `json:"median_cpu_stat_us"`
@@ -109,6 +113,8 @@ func (p *pathResult) add(s sample, calls int) {
 		}
 		p.CPUSchedUS = append(p.CPUSchedUS, num(sched))
 		p.PeakRSSMiB = append(p.PeakRSSMiB, num(float64(s.rssKiB)/1024))
+		p.SyscallsPerCall = append(p.SyscallsPerCall, num(float64(s.syscalls)/float64(calls)))
+		p.SwitchesPerCall = append(p.SwitchesPerCall, num(float64(s.switches)/float64(calls)))
 	}
 }
 
@@ -306,19 +312,20 @@ func writePaths(w io.Writer, g *genResult) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-28s\tCPU/call\t(ns clock)\tCPU vs floor\tround trip\tvs floor\tvs direct\tfirst listing\tpeak RSS\t\n", "path")
+	fmt.Fprintf(tw, "%-28s\tCPU/call\t(ns clock)\tCPU vs floor\tround trip\tvs floor\tvs direct\tfirst listing\tpeak RSS\tsyscalls/call\tswitches/call\t\n", "path")
 	for _, group := range [][]*pathResult{g.Stdio, g.HTTP} {
 		if len(group) == 0 {
 			continue
 		}
 		for _, p := range group {
-			cpu, sched, rss := "—", "—", "—"
+			cpu, sched, rss, sys, sw := "—", "—", "—", "—", "—"
 			if p.Proxy {
 				cpu, sched, rss = fmtUS(p.MedianCPUStatUS, 1), fmtUS(p.MedianCPUSchedUS, 1), formatValue(float64(p.MaxPeakRSSMiB), "MiB")
+				sys, sw = fmt.Sprintf("%.1f", median(floats(p.SyscallsPerCall))), fmt.Sprintf("%.1f", median(floats(p.SwitchesPerCall)))
 			}
-			fmt.Fprintf(tw, "%-28s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", strings.SplitN(p.Key, ".", 2)[0]+" "+p.Label, cpu, sched,
+			fmt.Fprintf(tw, "%-28s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", strings.SplitN(p.Key, ".", 2)[0]+" "+p.Label, cpu, sched,
 				fmtRatio(p.CPUVsFloor), fmtUS(p.MedianRoundTripUS, 0), fmtRatio(p.RoundTripVsFloor), fmtRatio(p.RoundTripVsDirect),
-				formatValue(float64(p.MedianStartupMS), "ms"), rss)
+				formatValue(float64(p.MedianStartupMS), "ms"), rss, sys, sw)
 		}
 	}
 	return tw.Flush()

@@ -52,6 +52,8 @@ type sample struct {
 	cpuTicks uint64        // the proxy's utime+stime over the measured calls
 	schedNS  uint64        // the same at ns resolution
 	rssKiB   int           // the proxy's VmHWM at the end of the calls
+	syscalls uint64        // the proxy's read and write system calls over the measured calls
+	switches uint64        // the proxy's threads' context switches over them
 }
 
 // measure runs one session on p: connect, list, warm up, then calls
@@ -115,6 +117,12 @@ func exercise(ctx context.Context, c *conn, calls, warmup int) (sample, error) {
 		s.cpuTicks = after.ticks - before.ticks
 		if before.schedNS != 0 && after.schedNS >= before.schedNS {
 			s.schedNS = after.schedNS - before.schedNS
+		}
+		if after.syscalls >= before.syscalls {
+			s.syscalls = after.syscalls - before.syscalls
+		}
+		if after.switches >= before.switches {
+			s.switches = after.switches - before.switches
 		}
 		if s.rssKiB, err = peakRSSKiB(c.pid); err != nil {
 			return s, err
