@@ -261,6 +261,20 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			return
 		}
 		def, ok := s.verified[profile].Lookup(contract.Tools, name)
+		// Under a drift monitor forwarded, the pinned definition counts
+		// too (CallInfo.Pinned).
+		var pinned *contract.Definition
+		pins := s.driftPins[profile]
+		if pins != nil {
+			if d, found := pins.Lookup(contract.Tools, name); found {
+				pinned = &d
+			}
+		}
+		if !ok && pinned != nil {
+			// A pinned tool the server stopped listing may still be
+			// answered: judged as pinned, not waved through unjudged.
+			def, ok = *pinned, true
+		}
 		hidden := ok && s.cfg.Hidden != nil && s.cfg.Hidden(jsonrpc.IDKey(m.ID), name)
 		switch {
 		case hidden:
@@ -287,13 +301,8 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			if s.refuseByCaller(m.ID, name, def.Digest) {
 				return
 			}
-			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: args, ClientCapabilities: s.caps[profile]}
-			if pins := s.driftPins[profile]; pins != nil {
-				p.call.Drifted = true
-				if pinned, ok := pins.Lookup(contract.Tools, name); ok {
-					p.call.Pinned = &pinned
-				}
-			}
+			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: args, ClientCapabilities: s.caps[profile],
+				Drifted: pins != nil, Pinned: pinned}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true
 				s.track(p)

@@ -73,7 +73,8 @@ type Shape struct {
 // CallInfo describes one tools/call.
 type CallInfo struct {
 	Profile string
-	// Tool is the verified definition of the called tool.
+	// Tool is the verified definition of the called tool; under a drift,
+	// for a pinned tool the server no longer lists, its pinned definition.
 	Tool contract.Definition
 	// Drifted is true when the session's verified contract is one the
 	// monitor posture forwarded although it drifted from its pin. Pinned is

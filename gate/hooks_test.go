@@ -415,6 +415,16 @@ func TestMonitorDriftCarriesThePinnedDefinition(t *testing.T) {
 	if !echo.Drifted || echo.Pinned != nil {
 		t.Errorf("tool the pin does not have: Drifted %v Pinned %+v", echo.Drifted, echo.Pinned)
 	}
+	// A pinned tool the server stopped listing is judged as pinned.
+	calls = nil
+	h = newHarness(t, home, pin.Monitor, newFakeServer(toolEcho), record)
+	if res := h.legacySession(initLegacy); strings.Contains(res, `"error"`) {
+		t.Fatalf("monitor blocked: %s", res)
+	}
+	h.client(callWeather)
+	if want := contractDigestOf(t, toolWeather); len(calls) != 1 || !calls[0].Drifted || calls[0].Pinned == nil || calls[0].Tool.Digest != want || calls[0].Pinned.Digest != want {
+		t.Errorf("unlisted pinned tool: %+v, want it judged as its pinned definition %s", calls, want)
+	}
 }
 
 // contractDigestOf is the digest of one tool definition.

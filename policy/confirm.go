@@ -90,7 +90,7 @@ func (ss *Session) ConfirmationParams(v Verdict) []byte {
 		why = "Preflight provider " + v.Provider + " requires a person's confirmation."
 	}
 	if v.Drifted {
-		why += "\nThe server's contract changed since it was pinned, and the change has not been reviewed (posture monitor)."
+		why += "\nThe server's contract differs from the approved one (its pin or the team lock), and the change has not been reviewed (posture monitor)."
 	}
 	params := map[string]any{
 		"message": subject + "\n" + why + "\nOnly an explicit yes lets it through.",

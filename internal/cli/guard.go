@@ -52,6 +52,7 @@ type hostSpec struct {
 type hostGuard struct {
 	argv           []string
 	baseline       gate.PinStore
+	lock           *lockGate // nil without a lock
 	hooks          gate.Hooks
 	refusal        *gate.Refusal
 	confirmTimeout time.Duration
@@ -102,6 +103,9 @@ func buildGuard(e *env, s hostSpec, logger *slog.Logger) (*hostGuard, error) {
 	}
 	if pol != nil {
 		pg := newPolicyGate(pol, s.id, g.argv, s.url, s.identityChecked, policyWho(s.who), logger)
+		if g.lock != nil && g.lock.posture == pin.Monitor {
+			pg.base = g.lock.entry.ApprovedContract()
+		}
 		if g.refusal = pg.beforeConnect(); g.refusal == nil {
 			g.hooks = composeHooks(g.hooks, pg.hooks())
 			g.confirmTimeout = pg.ss.Server().ConfirmTimeout()
@@ -180,7 +184,7 @@ func (g *hostGuard) useLock(e *env, s hostSpec, logger *slog.Logger) error {
 		}
 	}
 	lg.posture = s.posture
-	g.baseline = lg
+	g.baseline, g.lock = lg, lg
 	g.hooks = lg.hooks(func(msg string, args ...any) { logger.Warn(msg, args...) })
 	return nil
 }

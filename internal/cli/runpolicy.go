@@ -49,6 +49,24 @@ type policyGate struct {
 	// building it per call (maps, strings) cost more than the decision.
 	mu      sync.Mutex
 	allowed map[string]gate.Verdict
+	// base, when set, is the contract calls are judged against as the
+	// pin's is under a drift: the team lock's approved definitions, when
+	// the lock does not enforce them (posture monitor) and so lets a
+	// changed or unapproved tool be called.
+	base *contract.Contract
+}
+
+// lockDrift reports whether def differs from the lock's approved
+// definition (base) and, if the lock has one, that definition.
+func (pg *policyGate) lockDrift(def contract.Definition) (bool, *contract.Definition) {
+	d, ok := pg.base.Lookup(contract.Tools, def.Name)
+	switch {
+	case !ok:
+		return true, nil
+	case d.Digest != def.Digest:
+		return true, &d
+	}
+	return false, nil
 }
 
 func newPolicyGate(p *policy.Policy, id pin.Identity, argv []string, url string, identityChecked bool, who *policy.Who, log *slog.Logger) *policyGate {
@@ -98,6 +116,9 @@ func (pg *policyGate) hooks() gate.Hooks {
 		Call: func(ci gate.CallInfo) gate.Verdict {
 			if r := ss.CheckCall(ci.Tool, ci.Params); r != nil {
 				return refuse(r)
+			}
+			if !ci.Drifted && pg.base != nil {
+				ci.Drifted, ci.Pinned = pg.lockDrift(ci.Tool)
 			}
 			if ci.Drifted {
 				// Monitor forwarded a drifted contract: the pinned
