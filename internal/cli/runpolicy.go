@@ -56,6 +56,18 @@ type policyGate struct {
 	base *contract.Contract
 }
 
+// askProviders runs the before_tool_call hook of ci off the gate's loop,
+// for a provider must be asked. A function of its own, so that only a call
+// that needs it copies ci to the heap.
+func (pg *policyGate) askProviders(ci gate.CallInfo) gate.Verdict {
+	return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict {
+		if ci.Drifted {
+			return pg.callVerdict(ci, pg.ss.BeforeDriftedToolCall(context.Background(), ci.Tool, ci.Pinned))
+		}
+		return pg.callVerdict(ci, pg.ss.BeforeToolCall(context.Background(), ci.Tool))
+	}}
+}
+
 // lockDrift reports whether def differs from the lock's approved
 // definition (base) and, if the lock has one, that definition.
 func (pg *policyGate) lockDrift(def contract.Definition) (bool, *contract.Definition) {
@@ -120,22 +132,21 @@ func (pg *policyGate) hooks() gate.Hooks {
 			if !ci.Drifted && pg.base != nil {
 				ci.Drifted, ci.Pinned = pg.lockDrift(ci.Tool)
 			}
+			// Under a drift monitor forwarded, the pinned definition
+			// counts too.
+			var (
+				v  policy.Verdict
+				ok bool
+			)
 			if ci.Drifted {
-				// Monitor forwarded a drifted contract: the pinned
-				// definition counts too.
-				if v, ok := ss.QuickBeforeDriftedToolCall(ci.Tool, ci.Pinned); ok {
-					return pg.callVerdict(ci, v)
-				}
-				return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict {
-					return pg.callVerdict(ci, ss.BeforeDriftedToolCall(context.Background(), ci.Tool, ci.Pinned))
-				}}
+				v, ok = ss.QuickBeforeDriftedToolCall(ci.Tool, ci.Pinned)
+			} else {
+				v, ok = ss.QuickBeforeToolCall(ci.Tool)
 			}
-			if v, ok := ss.QuickBeforeToolCall(ci.Tool); ok {
+			if ok {
 				return pg.callVerdict(ci, v)
 			}
-			return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict {
-				return pg.callVerdict(ci, ss.BeforeToolCall(context.Background(), ci.Tool))
-			}}
+			return pg.askProviders(ci)
 		},
 		Result: func(ci gate.CallInfo, result []byte) gate.Verdict {
 			if r := ss.CheckResult(ci.Tool, result); r != nil {
