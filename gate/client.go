@@ -284,14 +284,11 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			s.log.Info("call to a tool hidden from its caller refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
 			s.refuseUnknownTool(m.ID, name)
 			return
-		case !ok && s.cfg.Posture == pin.Monitor:
-			// Monitor reports what guard would refuse and forwards it; the
-			// host's call decisions need a verified definition to judge.
-			s.log.Warn("call to a tool outside the verified contract (monitor posture: forwarded)", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
-			if s.refuseByCaller(m.ID, name, "") {
-				return
-			}
 		case !ok:
+			// Under every posture: monitor releases what drifts in the
+			// listings, but the host's call decisions (policy, schemas,
+			// confirmation, the lock) need a definition to judge, and a
+			// tool that is neither listed nor pinned has none.
 			s.log.Warn("call to a tool outside the verified contract refused", "server", s.cfg.Identity.ID, "tool", contract.SafeName(name))
 			s.refuseUnknownTool(m.ID, name)
 			return

@@ -436,3 +436,38 @@ func contractDigestOf(t *testing.T, raw string) string {
 	}
 	return d.Digest
 }
+
+// TestMonitorRefusesToolsOutsideTheContract: under monitor a call of a
+// tool that is neither in the session's verified contract nor the same
+// profile's pinned tool is refused as under guard (-32006), with or without
+// call hooks, and never reaches the server: a subset pinned for a new
+// profile, and a name never listed at all.
+func TestMonitorRefusesToolsOutsideTheContract(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	newHarness(t, home, pin.Guard, newFakeServer(toolWeather, toolEcho)).legacySession(initLegacy)
+	for _, hooked := range []bool{false, true} {
+		hooks := 0
+		tweak := func(c *gate.Config) {
+			if hooked {
+				c.Hooks.Call = func(gate.CallInfo) gate.Verdict { hooks++; return gate.Verdict{Kind: gate.Allow} }
+			}
+		}
+		h := newHarness(t, home, pin.Monitor, newFakeServer(toolEcho), tweak)
+		if res := h.legacySession(initRoots); strings.Contains(res, `"error"`) {
+			t.Fatalf("monitor blocked: %s", res)
+		}
+		for _, call := range []string{callWeather, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"never_listed","arguments":{}}}`} {
+			got := h.client(call)
+			if len(got) != 1 {
+				t.Fatalf("hooked %v: got %q", hooked, got)
+			}
+			if code, data := errorOf(t, got[0]); code != gate.CodeUnknownTool || data.Reason != gate.ReasonUnknownTool {
+				t.Errorf("hooked %v: %s: code %d reason %q, want -32006 unknown-tool", hooked, call, code, data.Reason)
+			}
+		}
+		if n := h.server.received["tools/call"]; n != 0 || hooks != 0 {
+			t.Errorf("hooked %v: %d calls reached the server, %d reached the hook", hooked, n, hooks)
+		}
+	}
+}

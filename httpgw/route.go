@@ -54,15 +54,22 @@ func (r *Route) Identity() pin.Identity {
 	return pin.IdentityForArgv(r.Command)
 }
 
-func newRoute(gw *Gateway, name string, spec *Route) (*route, error) {
-	rt := &route{gw: gw, name: name, spec: spec, id: spec.Identity(), posture: gw.cfg.Posture, bindings: egress.NewBindings()}
-	if spec.Posture != "" {
-		p, err := pin.ParsePosture(spec.Posture)
-		if err != nil {
-			return nil, fmt.Errorf("route %s: %w", name, err)
-		}
-		rt.posture = p
+// PostureOr is the route's own posture, or def when it names none. Every
+// decision of the route's sessions (the gate's, a lock's) must read this
+// one posture.
+func (r *Route) PostureOr(def pin.Posture) (pin.Posture, error) {
+	if r.Posture == "" {
+		return def, nil
 	}
+	return pin.ParsePosture(r.Posture)
+}
+
+func newRoute(gw *Gateway, name string, spec *Route) (*route, error) {
+	p, err := spec.PostureOr(gw.cfg.Posture)
+	if err != nil {
+		return nil, fmt.Errorf("route %s: %w", name, err)
+	}
+	rt := &route{gw: gw, name: name, spec: spec, id: spec.Identity(), posture: p, bindings: egress.NewBindings()}
 	if spec.URL == "" {
 		return rt, nil
 	}

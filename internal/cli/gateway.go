@@ -178,8 +178,14 @@ func runGateway(e *env, f gatewayFlags) error {
 		if pol == "" {
 			pol = f.policy
 		}
+		// The route's own posture: the lock must enforce (or not) as the
+		// route's gate does.
+		routePosture, err := spec.PostureOr(posture)
+		if err != nil {
+			return httpgw.Guard{}, err
+		}
 		g, err := buildGuard(e, hostSpec{id: id, name: spec.Name, argv: spec.Command, url: spec.URL,
-			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: posture, who: who, identityChecked: f.team.auth != "", pins: store, state: f.state, tel: tel, export: exp}, logger.With("route", route))
+			lock: runLockFlags{path: spec.Lock}, policy: pol, posture: routePosture, who: who, identityChecked: f.team.auth != "", pins: store, state: f.state, tel: tel, export: exp}, logger.With("route", route))
 		if err != nil {
 			return httpgw.Guard{}, err
 		}
