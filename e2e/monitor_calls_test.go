@@ -55,22 +55,7 @@ func TestUnlistedToolUnderMonitorIsRefused(t *testing.T) {
 			w := newWorld(t)
 			sc := confirmScenario(w, nil)
 			sc.Variants = onlyEcho
-			policyFile := writePolicy(t, confirmPolicy)
-			first := startScenario(t, w.home, []string{"--name", "subset", "--policy", policyFile}, sc)
-			confirmHandshake(t, first, gen.modern)
-			wantExit(t, "first session", first.Close(), exitOK)
-
-			p := startScenario(t, w.home, []string{"--name", "subset", "--policy", policyFile, "--posture", "monitor"}, sc)
-			caps := map[string]any{"elicitation": map[string]any{}, "roots": map[string]any{}}
-			var err error
-			if gen.modern {
-				_, err = p.Discover(testmcp.ModernVersion, caps)
-			} else {
-				_, err = p.Initialize(legacyVersion, caps)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, _ := monitorAfterPin(t, w, sc, "subset", gen.modern, map[string]any{"elicitation": map[string]any{}, "roots": map[string]any{}})
 			refused(t, p, w, 2)
 		})
 	}
