@@ -216,7 +216,10 @@ func runServer(e *env, f runFlags, argv []string) error {
 	default:
 		plan.id = pin.IdentityForArgv(argv)
 	}
-	logger = logger.With("server", plan.id.Label)
+	// "label", not "server": the gate's own lines name the server by its
+	// id under "server", and a key twice in one line is read differently
+	// by different log parsers.
+	logger = logger.With("label", plan.id.Label)
 	tel, exp, stopExporters, err := startExporters(e, f.tel, f.state, logger)
 	if err != nil {
 		return err
