@@ -15,6 +15,7 @@ const (
 	methodInitialized = "notifications/initialized"
 	methodDiscover    = "server/discover"
 	methodToolsCall   = "tools/call"
+	methodTasksResult = "tasks/result"
 	methodCancelled   = "notifications/cancelled"
 )
 
@@ -243,6 +244,11 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 	switch m.Method {
 	case methodInitialize, methodDiscover:
 		p.recheck = true
+	case methodTasksResult:
+		// A task's result is a tools/call result the Result hook (result
+		// limits, the pinned outputSchema) never saw.
+		s.refuseTask(m.ID)
+		return
 	case methodToolsCall:
 		if params == nil {
 			var err error
@@ -258,6 +264,12 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			// server could call another tool than the one checked here;
 			// two "arguments" could be validated as one and run as the other.
 			s.toClient(jsonrpc.NewError(m.ID, -32602, "mcpseal: tools/call params have no single unambiguous name and arguments; not forwarded", marshalData(s.errorData(ReasonInvalidMessage))))
+			return
+		}
+		if _, task, err := params.get("task"); err != nil || task {
+			// A task-augmented call is answered by a task handle, and its
+			// result comes later on tasks/result, which is refused.
+			s.refuseTask(m.ID)
 			return
 		}
 		def, ok := s.verified[profile].Lookup(contract.Tools, name)
@@ -412,6 +424,14 @@ func (s *Session) refuseUnreadable(id []byte) {
 
 func (s *Session) refuseMissingVersion(id []byte) {
 	s.toClient(jsonrpc.NewError(id, -32602, "mcpseal: request lacks _meta[\""+metaProtocolVersion+"\"]", marshalData(s.errorData(ReasonInvalidMessage))))
+}
+
+// refuseTask answers a task-augmented tools/call or a tasks/result: the
+// gate checks results on the tools/call answer only, so it does not run
+// calls as tasks.
+func (s *Session) refuseTask(id []byte) {
+	s.log.Info("task-augmented call or task result refused", "server", s.cfg.Identity.ID)
+	s.refuse(id, ReasonTaskUnsupported, "mcpseal: tools run as tasks are not supported (the gate checks a call's result on its answer); call the tool without \"task\"; not forwarded")
 }
 
 func (s *Session) refuse(id []byte, reason, message string) {

@@ -53,6 +53,10 @@ const (
 	ReasonUnknownTool       = "unknown-tool"
 	ReasonInvalidMessage    = "invalid-message"
 	ReasonWithheld          = "withheld"
+	// ReasonTaskUnsupported: a tools/call with "task", or a tasks/result
+	// (the gate does not run calls as tasks; their results would pass
+	// unchecked).
+	ReasonTaskUnsupported = "task-unsupported"
 	// ReasonUnreadable: a result the gate must read repeats a member name,
 	// has member names equal up to case, or a member of the wrong type.
 	ReasonUnreadable = "unreadable"

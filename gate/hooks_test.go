@@ -471,3 +471,37 @@ func TestMonitorRefusesToolsOutsideTheContract(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskAugmentedCallRefused: a tools/call with "task" (MCP 2025-11-25
+// tasks) would be answered by a task handle and its real result fetched
+// on tasks/result, past the Result hook. Both are refused (-32005
+// task-unsupported) and reach neither the server nor the hooks; so is a
+// case variant of "task", which a case-insensitive decoder would read.
+func TestTaskAugmentedCallRefused(t *testing.T) {
+	t.Parallel()
+	calls, results := 0, 0
+	hooks := gate.Hooks{
+		Call:   func(gate.CallInfo) gate.Verdict { calls++; return gate.Verdict{Kind: gate.Allow} },
+		Result: func(gate.CallInfo, []byte) gate.Verdict { results++; return gate.Verdict{Kind: gate.Allow} },
+	}
+	srv := newFakeServer(toolWeather)
+	h, _ := hookHarness(t, hooks, srv)
+	h.legacySession(initLegacy)
+	for _, f := range []string{
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"},"task":{"ttl":60000}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{},"task":null}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tasks/result","params":{"taskId":"t1"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_weather","arguments":{},"Task":{"ttl":1}}}`,
+	} {
+		got := h.client(f)
+		if len(got) != 1 {
+			t.Fatalf("%s: got %q", f, got)
+		}
+		if code, data := errorOf(t, got[0]); code != gate.CodeRefused || data.Reason != gate.ReasonTaskUnsupported {
+			t.Errorf("%s: code %d reason %q, want -32005 task-unsupported", f, code, data.Reason)
+		}
+	}
+	if srv.received["tools/call"] != 0 || srv.received["tasks/result"] != 0 || calls != 0 || results != 0 {
+		t.Errorf("server got %v; hooks: %d calls, %d results", srv.received, calls, results)
+	}
+}
