@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -153,6 +154,53 @@ func TestGatewayRoutePostureGovernsItsLock(t *testing.T) {
 			out, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
 			if called := err == nil && !out.IsError; called != tc.callAdd {
 				t.Errorf("the rug-pulled add: called %v (err %v), want %v", called, err, tc.callAdd)
+			}
+		})
+	}
+}
+
+// TestTaskResultCannotBypassResultChecks: a client asks for a tool to run
+// as a task (2025-11-25 "task"), whose result would come later on
+// tasks/result, past the result checks (result_bytes, the pinned
+// outputSchema). Through mcpseal both are refused with -32005
+// task-unsupported, under every posture, and neither reaches the server.
+func TestTaskResultCannotBypassResultChecks(t *testing.T) {
+	t.Parallel()
+	for _, posture := range []string{"guard", "monitor"} {
+		t.Run(posture, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			sc := confirmScenario(w, nil)
+			p := startScenario(t, w.home, []string{"--name", "tasks", "--posture", posture}, sc)
+			handshake(t, p, false, map[string]any{})
+			if _, err := p.ListTools(); err != nil {
+				t.Fatal(err)
+			}
+			for i, frame := range []string{
+				`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{},"task":{"ttl":60000}}}`,
+				`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":"t1"}}`,
+			} {
+				id := 900 + i
+				if err := p.Send(fmt.Appendf(nil, frame, id)); err != nil {
+					t.Fatal(err)
+				}
+				m, err := p.Await([]byte(fmt.Sprint(id)))
+				if err != nil {
+					t.Fatalf("no answer to %s: %v", frame, err)
+				}
+				var data struct {
+					Reason string `json:"reason"`
+				}
+				if m.Error != nil {
+					_ = json.Unmarshal(m.Error.Data, &data)
+				}
+				if m.Error == nil || m.Error.Code != -32005 || data.Reason != "task-unsupported" {
+					t.Errorf("%s: answered %.300s, want -32005 task-unsupported", frame, m.Raw)
+				}
+			}
+			wantExit(t, "session", p.Close(), exitOK)
+			if n, r := w.count(1, "tools/call"), w.count(1, "tasks/result"); n != 0 || r != 0 {
+				t.Errorf("%d tools/call and %d tasks/result reached the server", n, r)
 			}
 		})
 	}
