@@ -164,6 +164,10 @@ func TestGatewayRoutePostureGovernsItsLock(t *testing.T) {
 // tasks/result, past the result checks (result_bytes, the pinned
 // outputSchema). Through mcpseal both are refused with -32005
 // task-unsupported, under every posture, and neither reaches the server.
+//
+// A server that answers a plain call with a task handle (the 2026-07-28
+// tasks extension's "resultType": "task"), to deliver the result later by
+// tasks/get, has the handle withheld.
 func TestTaskResultCannotBypassResultChecks(t *testing.T) {
 	t.Parallel()
 	for _, posture := range []string{"guard", "monitor"} {
@@ -179,6 +183,7 @@ func TestTaskResultCannotBypassResultChecks(t *testing.T) {
 			for i, frame := range []string{
 				`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{},"task":{"ttl":60000}}}`,
 				`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":"t1"}}`,
+				`{"jsonrpc":"2.0","id":%d,"method":"tasks/get","params":{"taskId":"t1"}}`,
 			} {
 				id := 900 + i
 				if err := p.Send(fmt.Appendf(nil, frame, id)); err != nil {
@@ -199,9 +204,27 @@ func TestTaskResultCannotBypassResultChecks(t *testing.T) {
 				}
 			}
 			wantExit(t, "session", p.Close(), exitOK)
-			if n, r := w.count(1, "tools/call"), w.count(1, "tasks/result"); n != 0 || r != 0 {
-				t.Errorf("%d tools/call and %d tasks/result reached the server", n, r)
+			if n, r, g := w.count(1, "tools/call"), w.count(1, "tasks/result"), w.count(1, "tasks/get"); n != 0 || r != 0 || g != 0 {
+				t.Errorf("%d tools/call, %d tasks/result and %d tasks/get reached the server", n, r, g)
 			}
+		})
+	}
+	for _, gen := range generations {
+		t.Run("handle/"+gen.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			sc := confirmScenario(w, nil)
+			sc.CallResult = testmcp.RawJSON(`{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-12-02T00:00:00Z","ttlMs":60000}`)
+			p := startScenario(t, w.home, []string{"--name", "task-handle"}, sc)
+			handshake(t, p, gen.modern, map[string]any{})
+			_, err := p.CallTool("echo", map[string]any{})
+			if err == nil {
+				t.Fatal("a task handle was delivered as the call's result")
+			}
+			if code, reason := rpcCode(t, err); code != -32005 || reason != "task-unsupported" {
+				t.Errorf("code %d reason %q, want -32005 task-unsupported", code, reason)
+			}
+			wantExit(t, "session", p.Close(), exitOK)
 		})
 	}
 }

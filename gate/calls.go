@@ -194,7 +194,23 @@ func (s *Session) expireHolds() {
 
 // checkResult applies the result hook to a tools/call result.
 func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte) {
-	if s.cfg.Hooks.Result == nil || p.call == nil {
+	if reason := notAToolResult(m.Result); reason != "" {
+		// A task handle instead of the result: the result would come by
+		// tasks/get or tasks/result (refused) or a notification (dropped),
+		// past the Result hook. Withheld under every posture and hooks.
+		name := contract.SafeName(p.call.Tool.Name)
+		s.log.Warn("tools/call answered with a task or an unreadable result: withheld", "server", s.cfg.Identity.ID, "tool", name)
+		s.event(Event{Op: "result", Outcome: "withheld", Code: reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: p.key})
+		msg := "mcpseal: the server answered the call with a task instead of its result; tools run as tasks are not supported; withheld"
+		if reason == ReasonUnreadable {
+			msg = "mcpseal: the call's result is not readable unambiguously (a repeated or case-variant member); withheld"
+		}
+		d := s.errorData(reason)
+		d.Tool = name
+		s.toClient(jsonrpc.NewError(p.id, CodeRefused, msg, marshalData(d)))
+		return
+	}
+	if s.cfg.Hooks.Result == nil {
 		s.toClientAs(frame, m, p.key)
 		return
 	}
@@ -212,6 +228,24 @@ func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte
 	s.event(Event{Op: "result", Outcome: "withheld", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: p.key})
 	s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
 }
+
+// notAToolResult is the reason the result of a tools/call is not one the
+// gate can check, "" when it is: a task handle (2025-11-25 {"task": …};
+// the 2026-07-28 tasks extension's "resultType" other than "complete"),
+// or an object the gate cannot read unambiguously.
+func notAToolResult(result []byte) string {
+	var v [2][]byte
+	if err := jsonrpc.LookupStrict(result, taskMembers, v[:]); err != nil {
+		return ReasonUnreadable
+	}
+	if task, rt := v[0], v[1]; task != nil || rt != nil && string(rt) != `"complete"` {
+		return ReasonTaskUnsupported
+	}
+	return ""
+}
+
+// taskMembers are the members notAToolResult reads.
+var taskMembers = []string{"task", "resultType"}
 
 // event reports e to the host, attributed to the client request it is
 // about: the one the site names, else the one the current step acts for,

@@ -15,7 +15,8 @@ const (
 	methodInitialized = "notifications/initialized"
 	methodDiscover    = "server/discover"
 	methodToolsCall   = "tools/call"
-	methodTasksResult = "tasks/result"
+	// tasksPrefix starts every method of MCP tasks, in both generations.
+	tasksPrefix = "tasks/"
 	methodCancelled   = "notifications/cancelled"
 )
 
@@ -241,14 +242,17 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			return
 		}
 	}
+	if strings.HasPrefix(m.Method, tasksPrefix) {
+		// tasks/result (2025-11-25) and tasks/get (the 2026-07-28 tasks
+		// extension) carry a tool's result the Result hook (result limits,
+		// the pinned outputSchema) never saw; the others serve tasks the
+		// gate does not run.
+		s.refuseTask(m.ID)
+		return
+	}
 	switch m.Method {
 	case methodInitialize, methodDiscover:
 		p.recheck = true
-	case methodTasksResult:
-		// A task's result is a tools/call result the Result hook (result
-		// limits, the pinned outputSchema) never saw.
-		s.refuseTask(m.ID)
-		return
 	case methodToolsCall:
 		if params == nil {
 			var err error

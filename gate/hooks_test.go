@@ -505,3 +505,61 @@ func TestTaskAugmentedCallRefused(t *testing.T) {
 		t.Errorf("server got %v; hooks: %d calls, %d results", srv.received, calls, results)
 	}
 }
+
+// TestTaskHandleInsteadOfResultWithheld: a server answers a plain
+// tools/call with a task handle (the 2026-07-28 tasks extension's
+// "resultType":"task", or 2025-11-25's {"task": …}), meaning to deliver
+// the real result by tasks/get or a notifications/tasks, past the Result
+// hook. The handle is withheld (-32005 task-unsupported) with or without a
+// Result hook; tasks/get is refused and never reaches the server; task
+// notifications are dropped. A result marked "complete" is delivered.
+func TestTaskHandleInsteadOfResultWithheld(t *testing.T) {
+	t.Parallel()
+	for _, hooked := range []bool{false, true} {
+		var hooks gate.Hooks
+		if hooked {
+			hooks.Result = func(gate.CallInfo, []byte) gate.Verdict { return gate.Verdict{Kind: gate.Allow} }
+		}
+		srv := newFakeServer(toolWeather)
+		srv.manual["tools/call"] = true
+		h, _ := hookHarness(t, hooks, srv)
+		h.legacySession(initLegacy)
+		for i, result := range []string{
+			`{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-12-02T00:00:00Z","ttlMs":60000}`,
+			`{"task":{"taskId":"t1","status":"working","createdAt":"2026-12-02T00:00:00Z","ttl":60000}}`,
+			`{"resultType":"input_required","content":[]}`,
+			`{"content":[],"resultType":"task","resultType":"complete"}`,
+			`{"content":[],"ResultType":"complete"}`,
+		} {
+			id := 10 + i
+			h.client(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":{}}}`, id))
+			got := h.serverSays(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, id, result))
+			if len(got) != 1 {
+				t.Fatalf("hooked %v: %s: got %q", hooked, result, got)
+			}
+			if code, data := errorOf(t, got[0]); code != gate.CodeRefused || data.Reason != gate.ReasonTaskUnsupported && data.Reason != gate.ReasonUnreadable {
+				t.Errorf("hooked %v: %s: code %d reason %q, want -32005 task-unsupported or unreadable", hooked, result, code, data.Reason)
+			}
+		}
+		h.client(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"get_weather","arguments":{}}}`)
+		done := `{"jsonrpc":"2.0","id":20,"result":{"content":[{"type":"text","text":"ok"}],"resultType":"complete"}}`
+		if got := h.serverSays(done); len(got) != 1 || got[0] != done {
+			t.Errorf("hooked %v: a complete result: got %q", hooked, got)
+		}
+		got := h.client(`{"jsonrpc":"2.0","id":21,"method":"tasks/get","params":{"taskId":"t1"}}`)
+		if code, data := errorOf(t, got[0]); code != gate.CodeRefused || data.Reason != gate.ReasonTaskUnsupported {
+			t.Errorf("hooked %v: tasks/get: code %d reason %q", hooked, code, data.Reason)
+		}
+		if srv.received["tasks/get"] != 0 {
+			t.Errorf("hooked %v: tasks/get reached the server", hooked)
+		}
+		for _, n := range []string{
+			`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"t1","status":"completed","result":{"content":[{"type":"text","text":"MARKER"}]}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t1","status":"completed"}}`,
+		} {
+			if got := h.serverSays(n); len(got) != 0 {
+				t.Errorf("hooked %v: a task notification reached the client: %q", hooked, got)
+			}
+		}
+	}
+}

@@ -60,12 +60,22 @@ func (s *Session) fromServer(frame []byte) {
 // still unanswered, is refused: the client's answer to it could otherwise
 // be taken for the answer to the gate's own request — a person's
 // confirmation — or reach the wrong request.
+// notificationsTasks is the tasks notification of the 2026-07-28 tasks
+// extension; 2025-11-25 sends notifications/tasks/status.
+const notificationsTasks = "notifications/tasks"
+
 func (s *Session) serverMessage(frame []byte) {
 	m, err := jsonrpc.Peek(frame)
 	if err != nil {
 		return // held frames were peeked when they came
 	}
 	if m.Kind != jsonrpc.Request {
+		if m.Method == notificationsTasks || strings.HasPrefix(m.Method, notificationsTasks+"/") {
+			// A task's state, and in the 2026-07-28 extension its result,
+			// past the Result hook: the gate runs no tasks.
+			s.log.Debug("task notification dropped", "server", s.cfg.Identity.ID)
+			return
+		}
 		if strings.HasSuffix(m.Method, "/list_changed") {
 			s.pages = nil // the kept pages may no longer be the server's
 		}

@@ -252,6 +252,26 @@ func FuzzMembers(f *testing.F) {
 			}
 		}
 
+		// LookupStrict is Lookup, but fails with ErrCaseVariant when a
+		// member (on input Members accepts) equals a name only up to case.
+		strictNames := []string{"task", "resultType"}
+		strict := make([][]byte, len(strictNames))
+		serr := LookupStrict(in, strictNames, strict)
+		variant := false
+		for _, m := range ms {
+			for _, n := range strictNames {
+				variant = variant || m.Key != n && strings.EqualFold(m.Key, n)
+			}
+		}
+		switch {
+		case err != nil:
+			if serr == nil || serr.Error() != err.Error() && !errors.Is(serr, ErrCaseVariant) {
+				t.Fatalf("LookupStrict: %v, Members: %v", serr, err)
+			}
+		case variant != errors.Is(serr, ErrCaseVariant) || !variant && serr != nil:
+			t.Fatalf("LookupStrict: %v, a case variant among the members: %v", serr, variant)
+		}
+
 		els, err := Elements(in)
 		if err != nil {
 			checkParseError(t, in, err)

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -104,5 +105,35 @@ func TestRedTeamAppendIDKeyAgreesWithIDKey(t *testing.T) {
 		if got := string(AppendIDKey(buf, []byte(id))); got != "pre"+want {
 			t.Errorf("AppendIDKey(pre, %q) = %q, IDKey %q", id, got, want)
 		}
+	}
+}
+
+// TestLookupStrictRefusesCaseVariants: a member that Go's encoding/json
+// would read as "task" (any case, the Kelvin sign for k, an escape) is
+// ErrCaseVariant; the exact name is found; nothing else is.
+func TestLookupStrictRefusesCaseVariants(t *testing.T) {
+	t.Parallel()
+	names := []string{"task", "resultType"}
+	for in, want := range map[string]error{
+		`{"task":{}}`:               nil,
+		`{"content":[],"x":"Task"}`: nil,
+		`{"Task":{}}`:               ErrCaseVariant,
+		`{"TASK":1}`:                ErrCaseVariant,
+		`{"tas\u212a":1}`:           ErrCaseVariant,
+		"{\"tas\u212a\":1}":         ErrCaseVariant,
+		`{"resulttype":"complete"}`: ErrCaseVariant,
+		`{"\u0074ask":1}`:           nil,
+		`{"resultType":"complete"}`: nil,
+		`{"tasks":1,"taskId":"t1"}`: nil,
+	} {
+		values := make([][]byte, len(names))
+		err := LookupStrict([]byte(in), names, values)
+		if !errors.Is(err, want) || want == nil && err != nil {
+			t.Errorf("LookupStrict(%s) = %v, want %v", in, err, want)
+		}
+	}
+	values := make([][]byte, len(names))
+	if err := LookupStrict([]byte(`{"\u0074ask":7,"resultType":"task"}`), names, values); err != nil || string(values[0]) != "7" || string(values[1]) != `"task"` {
+		t.Errorf("escaped name: %q, %v", values, err)
 	}
 }

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 var (
@@ -91,6 +92,22 @@ func Members(obj []byte) ([]Member, error) {
 // building the member list; on an error every value is nil. names should be few: they are compared one by
 // one with each member's.
 func Lookup(obj []byte, names []string, values [][]byte) error {
+	return lookupNames(obj, names, values, false)
+}
+
+// ErrCaseVariant is LookupStrict's error for a member whose name equals
+// one of the names looked up in all but case: a case-insensitive decoder
+// (Go's encoding/json) would read it as that member.
+var ErrCaseVariant = errors.New("jsonrpc: a member name equals a looked-up one but for case")
+
+// LookupStrict is Lookup that also fails, with ErrCaseVariant, when a
+// member's name equals one of names up to case (strings.EqualFold) but not
+// exactly. names must be ASCII.
+func LookupStrict(obj []byte, names []string, values [][]byte) error {
+	return lookupNames(obj, names, values, true)
+}
+
+func lookupNames(obj []byte, names []string, values [][]byte, strict bool) error {
 	clear(values)
 	it, err := startObject(obj)
 	if err != nil {
@@ -115,8 +132,11 @@ func Lookup(obj []byte, names []string, values [][]byte) error {
 			dupErr = invalidErr("duplicate member name", m.off)
 		}
 		for i, n := range names {
-			if string(name) == n {
+			switch {
+			case string(name) == n:
 				values[i] = m.value
+			case strict && dupErr == nil && bytesEqualFold(name, n):
+				dupErr = ErrCaseVariant
 			}
 		}
 	}
@@ -125,6 +145,14 @@ func Lookup(obj []byte, names []string, values [][]byte) error {
 		return dupErr
 	}
 	return nil
+}
+
+// bytesEqualFold is strings.EqualFold(string(b), s) for an ASCII s. A
+// name that folds to s has at least its length and at most three times it
+// (the Kelvin sign is three bytes and folds to "k"); within that bound the
+// conversion stays on the stack for the short names looked up.
+func bytesEqualFold(b []byte, s string) bool {
+	return len(b) >= len(s) && len(b) <= 3*len(s) && strings.EqualFold(string(b), s)
 }
 
 // Elements returns the raw elements of a JSON array in order, each trimmed
