@@ -194,7 +194,7 @@ func (s *Session) expireHolds() {
 
 // checkResult applies the result hook to a tools/call result.
 func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte) {
-	if reason := notAToolResult(m.Result); reason != "" {
+	if reason := notAToolResult(m.Result, !s.legacy); reason != "" {
 		// A task handle instead of the result: the result would come by
 		// tasks/get or tasks/result (refused) or a notification (dropped),
 		// past the Result hook. Withheld under every posture and hooks.
@@ -214,10 +214,26 @@ func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte
 		s.toClientAs(frame, m, p.key)
 		return
 	}
-	v := s.cfg.Hooks.Result(*p.call, m.Result)
+	s.deliverChecked(p, m, frame, s.cfg.Hooks.Result(*p.call, m.Result), len(m.Result))
+}
+
+// checkCallError applies the CallError hook to an error answer to a
+// tools/call.
+func (s *Session) checkCallError(p *pendingRequest, m jsonrpc.Message, frame []byte) {
+	if s.cfg.Hooks.CallError == nil {
+		s.toClientAs(frame, m, p.key)
+		return
+	}
+	s.deliverChecked(p, m, frame, s.cfg.Hooks.CallError(*p.call, m.Error), len(m.Error))
+}
+
+// deliverChecked delivers the answer to the call p as the hook's verdict
+// v says, and records it as a result event of size bytes: as sent, or
+// replaced by the refusal.
+func (s *Session) deliverChecked(p *pendingRequest, m jsonrpc.Message, frame []byte, v Verdict, size int) {
 	name := contract.SafeName(p.call.Tool.Name)
 	if v.Kind == Allow {
-		s.event(Event{Op: "result", Outcome: "allowed", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: p.key})
+		s.event(Event{Op: "result", Outcome: "allowed", Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: size, Request: p.key})
 		s.toClientAs(frame, m, p.key)
 		return
 	}
@@ -225,23 +241,31 @@ func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte
 	if r.Code == 0 {
 		r.Code = CodeRefused
 	}
-	s.event(Event{Op: "result", Outcome: "withheld", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: p.key})
+	s.event(Event{Op: "result", Outcome: "withheld", Code: r.Reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: size, Request: p.key})
 	s.toClient(jsonrpc.NewError(p.id, r.Code, r.Message, s.refusalData(r, name)))
 }
 
 // notAToolResult is the reason the result of a tools/call is not one the
 // gate can check, "" when it is: a task handle (2025-11-25 {"task": …};
-// the 2026-07-28 tasks extension's "resultType" other than "complete"),
-// or an object the gate cannot read unambiguously.
-func notAToolResult(result []byte) string {
+// the 2026-07-28 tasks extension's "resultType": "task", or any
+// resultType the gate does not know), or an object the gate cannot read
+// unambiguously. In a 2026-07-28 session (modern) "input_required" is
+// known: the multi round-trip answer asking the client for input, whose
+// retry is a tools/call gated again; it goes on to the Result hook as any
+// result does.
+func notAToolResult(result []byte, modern bool) string {
 	var v [2][]byte
 	if err := jsonrpc.LookupStrict(result, taskMembers, v[:]); err != nil {
 		return ReasonUnreadable
 	}
-	if task, rt := v[0], v[1]; task != nil || rt != nil && string(rt) != `"complete"` {
+	task, rt := v[0], v[1]
+	switch {
+	case task != nil:
 		return ReasonTaskUnsupported
+	case rt == nil, string(rt) == `"complete"`, modern && string(rt) == `"input_required"`:
+		return ""
 	}
-	return ""
+	return ReasonTaskUnsupported
 }
 
 // taskMembers are the members notAToolResult reads.

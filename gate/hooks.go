@@ -28,6 +28,11 @@ type Hooks struct {
 	Call func(CallInfo) Verdict
 	// Result checks a tools/call result before the client sees it.
 	Result func(info CallInfo, result []byte) Verdict
+	// CallError checks a JSON-RPC error answer to a tools/call (its raw
+	// error object) before the client sees it: clients show its message
+	// and data to the model, so the host's bound on what a call returns
+	// holds for it too. A refusal replaces it with the gate's own error.
+	CallError func(info CallInfo, rpcError []byte) Verdict
 	// AfterConnect decides, once a profile's contract verified, whether
 	// the session may go on (Allow, Refuse or Later; a refusal closes it).
 	AfterConnect func(profile string, c *contract.Contract) Verdict

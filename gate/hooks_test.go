@@ -527,7 +527,8 @@ func TestTaskHandleInsteadOfResultWithheld(t *testing.T) {
 		for i, result := range []string{
 			`{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-12-02T00:00:00Z","ttlMs":60000}`,
 			`{"task":{"taskId":"t1","status":"working","createdAt":"2026-12-02T00:00:00Z","ttl":60000}}`,
-			`{"resultType":"input_required","content":[]}`,
+			`{"resultType":"input_required","inputRequests":{}}`, // legacy session: not a 2025-11-25 answer
+			`{"resultType":"some-future-kind","content":[]}`,
 			`{"content":[],"resultType":"task","resultType":"complete"}`,
 			`{"content":[],"ResultType":"complete"}`,
 		} {
@@ -561,5 +562,81 @@ func TestTaskHandleInsteadOfResultWithheld(t *testing.T) {
 				t.Errorf("hooked %v: a task notification reached the client: %q", hooked, got)
 			}
 		}
+	}
+}
+
+// TestInputRequiredPassesInModernSessions: the 2026-07-28 multi round-trip
+// answer ("resultType": "input_required") is how a modern server asks the
+// client for input; it is not a task and reaches the client, through the
+// Result hook, as any result does. "task" is still withheld there.
+func TestInputRequiredPassesInModernSessions(t *testing.T) {
+	t.Parallel()
+	results := 0
+	srv := newFakeServer(toolWeather)
+	srv.modern = true
+	srv.manual["tools/call"] = true
+	h := newHarness(t, t.TempDir(), pin.Guard, srv, func(c *gate.Config) {
+		c.Hooks.Result = func(gate.CallInfo, []byte) gate.Verdict { results++; return gate.Verdict{Kind: gate.Allow} }
+	})
+	if got := h.client(modernReq(1, "tools/list", "{}", "")); len(got) != 1 || !strings.Contains(got[0], `"get_weather"`) {
+		t.Fatalf("modern listing: %q", got)
+	}
+	call := func(id int) {
+		h.client(modernReq(id, "tools/call", "{}", `"name":"get_weather","arguments":{}`))
+	}
+	call(40)
+	ir := `{"jsonrpc":"2.0","id":40,"result":{"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"Proceed?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"s1"}}`
+	if got := h.serverSays(ir); len(got) != 1 || got[0] != ir || results != 1 {
+		t.Errorf("input_required: got %q (Result hook ran %d times)", got, results)
+	}
+	call(41)
+	got := h.serverSays(`{"jsonrpc":"2.0","id":41,"result":{"resultType":"task","taskId":"t1","status":"working"}}`)
+	if code, data := errorOf(t, got[0]); code != gate.CodeRefused || data.Reason != gate.ReasonTaskUnsupported {
+		t.Errorf("a task handle in a modern session: code %d reason %q", code, data.Reason)
+	}
+}
+
+// TestHugeErrorAnswerToACallIsChecked: a server answers a tools/call with
+// a JSON-RPC error whose message and data carry the tool's output (clients
+// show both to the model). The CallError hook sees the raw error, and its
+// refusal replaces it; the Result hook is not asked; an error answer to
+// another method is not the hook's.
+func TestHugeErrorAnswerToACallIsChecked(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	results := 0
+	hooks := gate.Hooks{
+		Result: func(gate.CallInfo, []byte) gate.Verdict { results++; return gate.Verdict{Kind: gate.Allow} },
+		CallError: func(ci gate.CallInfo, e []byte) gate.Verdict {
+			seen = append(seen, ci.Tool.Name)
+			if len(e) > 100 {
+				return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: -32013, Message: "mcpseal: withheld", Reason: "result-too-large"}}
+			}
+			return gate.Verdict{Kind: gate.Allow}
+		},
+	}
+	srv := newFakeServer(toolWeather)
+	srv.manual["tools/call"] = true
+	srv.manual["prompts/get"] = true
+	h, _ := hookHarness(t, hooks, srv)
+	h.legacySession(initLegacy)
+	h.client(callWeather)
+	huge := `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"` + strings.Repeat("MARKER ", 200) + `"}}`
+	got := h.serverSays(huge)
+	if len(got) != 1 || strings.Contains(got[0], "MARKER") {
+		t.Fatalf("a huge error answer to a call reached the client: %.200q", got)
+	}
+	if code, data := errorOf(t, got[0]); code != -32013 || data.Reason != "result-too-large" {
+		t.Errorf("code %d reason %q", code, data.Reason)
+	}
+	h.client(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_weather","arguments":{}}}`)
+	small := `{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"no"}}`
+	if got := h.serverSays(small); len(got) != 1 || got[0] != small {
+		t.Errorf("a small error answer: %q", got)
+	}
+	h.client(`{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p"}}`)
+	h.serverSays(`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"` + strings.Repeat("x", 200) + `"}}`)
+	if len(seen) != 2 || results != 0 {
+		t.Errorf("CallError saw %v, Result ran %d times", seen, results)
 	}
 }

@@ -154,6 +154,8 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 	switch {
 	case p.handshake:
 		s.handshakeResult(p, m, frame)
+	case m.Result == nil && p.call != nil:
+		s.checkCallError(p, m, frame)
 	case m.Result == nil:
 		if p.method == methodDiscover {
 			s.discoverRefused = refusesModern(m.Error)

@@ -182,6 +182,12 @@ func TestCheckCallLimits(t *testing.T) {
 	if r := ss.CheckResult(def, []byte(`{"content":[{"type":"text","text":"`+strings.Repeat("a", 40)+`"}]}`)); r == nil || r.Reason != ReasonResultTooLarge || r.Kind != KindWithheld {
 		t.Errorf("large result: %+v", r)
 	}
+	if r := ss.CheckError(def, []byte(`{"code":-32603,"message":"`+strings.Repeat("a", 40)+`"}`)); r == nil || r.Reason != ReasonResultTooLarge || r.Kind != KindWithheld {
+		t.Errorf("large error answer: %+v", r)
+	}
+	if r := ss.CheckError(def, []byte(`{"code":-1,"message":"no"}`)); r != nil {
+		t.Errorf("small error answer: %+v", r)
+	}
 	if r := ss.CallTimeoutRefusal(def); r.Reason != ReasonCallTimeout || !strings.Contains(r.Why, "10m0s") {
 		t.Errorf("timeout: %+v", r)
 	}

@@ -148,6 +148,20 @@ func (ss *Session) CheckResult(def contract.Definition, result []byte) *Refusal 
 	return ss.c.schemas.CheckStructured(def, result)
 }
 
+// CheckError applies the result_bytes limit to a JSON-RPC error answer to
+// a tools/call of def (rpcError is its raw error object): a client shows
+// the error's message and data to the model as it shows a result. Nil
+// means deliver it.
+func (ss *Session) CheckError(def contract.Definition, rpcError []byte) *Refusal {
+	tool := contract.SafeName(def.Name)
+	if int64(len(rpcError)) > ss.sp.Tool(def.Name).Limits.ResultBytes {
+		return &Refusal{Kind: KindWithheld, Reason: ReasonResultTooLarge, Tool: tool,
+			Why:  "mcpseal: the error answer of tool " + tool + " was withheld: it exceeds the host's result_bytes limit",
+			Hint: "raise limits.result_bytes for this tool in the host policy"}
+	}
+	return nil
+}
+
 // CallTimeoutRefusal is the refusal the gate answers with when a call of
 // def got no result within its call_timeout.
 func (ss *Session) CallTimeoutRefusal(def contract.Definition) *Refusal {

@@ -154,6 +154,12 @@ func (pg *policyGate) hooks() gate.Hooks {
 			}
 			return gate.Verdict{Kind: gate.Allow}
 		},
+		CallError: func(ci gate.CallInfo, rpcError []byte) gate.Verdict {
+			if r := ss.CheckError(ci.Tool, rpcError); r != nil {
+				return refuse(r)
+			}
+			return gate.Verdict{Kind: gate.Allow}
+		},
 		AfterConnect: func(profile string, c *contract.Contract) gate.Verdict {
 			return gate.Verdict{Kind: gate.Later, Work: func() gate.Verdict {
 				v := ss.AfterConnect(context.Background(), c)
@@ -295,6 +301,16 @@ func composeHooks(a, b gate.Hooks) gate.Hooks {
 		}
 	} else if a.Result != nil {
 		out.Result = a.Result
+	}
+	if a.CallError != nil && b.CallError != nil {
+		out.CallError = func(ci gate.CallInfo, e []byte) gate.Verdict {
+			if v := a.CallError(ci, e); v.Kind != gate.Allow {
+				return v
+			}
+			return b.CallError(ci, e)
+		}
+	} else if a.CallError != nil {
+		out.CallError = a.CallError
 	}
 	if a.AfterConnect != nil && out.AfterConnect == nil {
 		out.AfterConnect = a.AfterConnect
