@@ -16,8 +16,8 @@ const (
 	methodDiscover    = "server/discover"
 	methodToolsCall   = "tools/call"
 	// tasksPrefix starts every method of MCP tasks, in both generations.
-	tasksPrefix = "tasks/"
-	methodCancelled   = "notifications/cancelled"
+	tasksPrefix     = "tasks/"
+	methodCancelled = "notifications/cancelled"
 )
 
 // Keys of a 2026-07-28 request's params._meta.
