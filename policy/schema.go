@@ -186,7 +186,8 @@ func (s *Schemas) CheckArguments(def contract.Definition, params []byte) *Refusa
 // CheckStructured validates a tools/call result against def's pinned
 // outputSchema. result is the response's raw result member. When def has
 // an outputSchema, the result must carry structuredContent that satisfies
-// it (a result with "isError": true may leave it out); otherwise a
+// it (a result with "isError": true may leave it out, and a 2026-07-28
+// "input_required" answer must carry no content at all); otherwise a
 // KindWithheld refusal says the result must not reach the client.
 func (s *Schemas) CheckStructured(def contract.Definition, result []byte) *Refusal {
 	tool := contract.SafeName(def.Name)
@@ -204,9 +205,18 @@ func (s *Schemas) CheckStructured(def contract.Definition, result []byte) *Refus
 	if err := checkIJSON(result); err != nil {
 		return withheld(ReasonInvalidResult, "it is not valid I-JSON")
 	}
-	m, err := topMembers(result, "structuredContent", "isError")
+	m, err := topMembers(result, "structuredContent", "isError", "resultType", "content")
 	if err != nil {
 		return withheld(ReasonInvalidResult, "it is not one unambiguous JSON object")
+	}
+	if string(m["resultType"]) == `"input_required"` {
+		// A 2026-07-28 multi round-trip answer asks the client for input;
+		// the result comes on the retry, checked then. It may carry no
+		// output of its own to go round the schema.
+		if m["content"] != nil || m["structuredContent"] != nil {
+			return withheld(ReasonInvalidResult, "an input_required answer carries content")
+		}
+		return nil
 	}
 	sc, ok := m["structuredContent"]
 	if !ok {

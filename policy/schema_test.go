@@ -303,3 +303,26 @@ func TestSchemaViolatingItsMetaschemaIsUnusable(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestInputRequiredAnswerAndTheOutputSchema: a 2026-07-28 multi round-trip
+// answer ("resultType": "input_required") of a tool that declares an
+// outputSchema has no structuredContent and is not withheld for it (the
+// result comes on the retry); one that carries content or structured
+// content of its own is withheld, so it cannot go round the schema.
+func TestInputRequiredAnswerAndTheOutputSchema(t *testing.T) {
+	t.Parallel()
+	def := toolRaw(t, `{"name":"typed","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}`)
+	s := NewSchemas(8)
+	for result, withheld := range map[string]bool{
+		`{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object"}}}},"requestState":"s"}`: false,
+		`{"resultType":"input_required","inputRequests":{},"content":[{"type":"text","text":"output"}]}`:                                                                        true,
+		`{"resultType":"input_required","structuredContent":{"n":"x"}}`:                                                                                                         true,
+		`{"resultType":"input_required","ResultType":"complete"}`:                                                                                                               true,
+		`{"content":[]}`: true,
+		`{"content":[],"structuredContent":{"n":1}}`: false,
+	} {
+		if r := s.CheckStructured(def, []byte(result)); (r != nil) != withheld {
+			t.Errorf("%s: refusal %+v, want withheld %v", result, r, withheld)
+		}
+	}
+}
