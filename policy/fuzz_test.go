@@ -117,6 +117,45 @@ func FuzzCheckArguments(f *testing.F) {
 	})
 }
 
+// FuzzCheckStructured: a result the outputSchema check lets through is
+// valid JSON, and (decoded by encoding/json) either says isError, or is an
+// input_required answer with no content of its own, or has a
+// structuredContent the schema's one rule holds for.
+func FuzzCheckStructured(f *testing.F) {
+	for _, s := range []string{`{"structuredContent":{"n":1}}`, `{"structuredContent":{"n":"x"}}`, `{"isError":true}`,
+		`{"resultType":"input_required","inputRequests":{}}`, `{"resultType":"input_required","content":[]}`, `{"resultType":"input_required","ResultType":"x"}`, `[]`} {
+		f.Add([]byte(s))
+	}
+	def := contractTool(f, `{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}`)
+	s := NewSchemas(0)
+	f.Fuzz(func(t *testing.T, result []byte) {
+		if s.CheckStructured(def, result) != nil {
+			return
+		}
+		var r struct {
+			StructuredContent *struct {
+				N *json.Number `json:"n"`
+			} `json:"structuredContent"`
+			IsError    bool             `json:"isError"`
+			ResultType string           `json:"resultType"`
+			Content    *json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(result, &r); err != nil {
+			t.Fatalf("passed, but encoding/json cannot read it: %v", err)
+		}
+		switch {
+		case r.IsError:
+		case r.ResultType == "input_required" && r.Content == nil && r.StructuredContent == nil:
+		case r.StructuredContent != nil && r.StructuredContent.N != nil:
+			if _, err := r.StructuredContent.N.Int64(); err != nil && !strings.ContainsAny(r.StructuredContent.N.String(), ".eE") {
+				t.Fatalf("passed with n = %s", r.StructuredContent.N)
+			}
+		default:
+			t.Fatalf("passed without isError, an empty input_required or a structuredContent with n: %s", result)
+		}
+	})
+}
+
 // FuzzConfirmationAnswer: nothing but an explicit accept with confirm
 // true is a yes.
 func FuzzConfirmationAnswer(f *testing.F) {
