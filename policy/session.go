@@ -139,11 +139,8 @@ func (ss *Session) accessRefusal(tool, reason string) *Refusal {
 // member. A non-nil refusal (KindWithheld) means the result must not reach
 // the client.
 func (ss *Session) CheckResult(def contract.Definition, result []byte) *Refusal {
-	tool := contract.SafeName(def.Name)
-	if int64(len(result)) > ss.sp.Tool(def.Name).Limits.ResultBytes {
-		return &Refusal{Kind: KindWithheld, Reason: ReasonResultTooLarge, Tool: tool,
-			Why:  "mcpseal: the result of tool " + tool + " was withheld: it exceeds the host's result_bytes limit",
-			Hint: "raise limits.result_bytes for this tool in the host policy"}
+	if r := ss.overResultBytes(def, len(result), "the result"); r != nil {
+		return r
 	}
 	return ss.c.schemas.CheckStructured(def, result)
 }
@@ -153,13 +150,19 @@ func (ss *Session) CheckResult(def contract.Definition, result []byte) *Refusal 
 // the error's message and data to the model as it shows a result. Nil
 // means deliver it.
 func (ss *Session) CheckError(def contract.Definition, rpcError []byte) *Refusal {
-	tool := contract.SafeName(def.Name)
-	if int64(len(rpcError)) > ss.sp.Tool(def.Name).Limits.ResultBytes {
-		return &Refusal{Kind: KindWithheld, Reason: ReasonResultTooLarge, Tool: tool,
-			Why:  "mcpseal: the error answer of tool " + tool + " was withheld: it exceeds the host's result_bytes limit",
-			Hint: "raise limits.result_bytes for this tool in the host policy"}
+	return ss.overResultBytes(def, len(rpcError), "the error answer")
+}
+
+// overResultBytes refuses n bytes of what (the result, the error answer)
+// of a call of def when they pass the tool's result_bytes limit.
+func (ss *Session) overResultBytes(def contract.Definition, n int, what string) *Refusal {
+	if int64(n) <= ss.sp.Tool(def.Name).Limits.ResultBytes {
+		return nil
 	}
-	return nil
+	tool := contract.SafeName(def.Name)
+	return &Refusal{Kind: KindWithheld, Reason: ReasonResultTooLarge, Tool: tool,
+		Why:  "mcpseal: " + what + " of tool " + tool + " was withheld: it exceeds the host's result_bytes limit",
+		Hint: "raise limits.result_bytes for this tool in the host policy"}
 }
 
 // CallTimeoutRefusal is the refusal the gate answers with when a call of

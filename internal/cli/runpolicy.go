@@ -256,6 +256,24 @@ func toGateRefusal(r *policy.Refusal) gate.Refusal {
 
 // composeHooks applies a's decisions, then b's: a definition either
 // withholds stays withheld, a call must pass both, b's text replaces.
+// chainAnswerChecks is a then b, for the hooks that check a call's answer
+// (Result, CallError): the first that does not allow decides. Either may
+// be nil.
+func chainAnswerChecks(a, b func(gate.CallInfo, []byte) gate.Verdict) func(gate.CallInfo, []byte) gate.Verdict {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(ci gate.CallInfo, answer []byte) gate.Verdict {
+		if v := a(ci, answer); v.Kind != gate.Allow {
+			return v
+		}
+		return b(ci, answer)
+	}
+}
+
 func composeHooks(a, b gate.Hooks) gate.Hooks {
 	out := b
 	if a.Shape != nil && b.Shape != nil {
@@ -292,26 +310,8 @@ func composeHooks(a, b gate.Hooks) gate.Hooks {
 	} else if a.Call != nil {
 		out.Call = a.Call
 	}
-	if a.Result != nil && b.Result != nil {
-		out.Result = func(ci gate.CallInfo, res []byte) gate.Verdict {
-			if v := a.Result(ci, res); v.Kind != gate.Allow {
-				return v
-			}
-			return b.Result(ci, res)
-		}
-	} else if a.Result != nil {
-		out.Result = a.Result
-	}
-	if a.CallError != nil && b.CallError != nil {
-		out.CallError = func(ci gate.CallInfo, e []byte) gate.Verdict {
-			if v := a.CallError(ci, e); v.Kind != gate.Allow {
-				return v
-			}
-			return b.CallError(ci, e)
-		}
-	} else if a.CallError != nil {
-		out.CallError = a.CallError
-	}
+	out.Result = chainAnswerChecks(a.Result, b.Result)
+	out.CallError = chainAnswerChecks(a.CallError, b.CallError)
 	if a.AfterConnect != nil && out.AfterConnect == nil {
 		out.AfterConnect = a.AfterConnect
 	}
