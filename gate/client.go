@@ -430,9 +430,9 @@ func (s *Session) refuseMissingVersion(id []byte) {
 	s.toClient(jsonrpc.NewError(id, -32602, "mcpseal: request lacks _meta[\""+metaProtocolVersion+"\"]", marshalData(s.errorData(ReasonInvalidMessage))))
 }
 
-// refuseTask answers a task-augmented tools/call or a tasks/result: the
-// gate checks results on the tools/call answer only, so it does not run
-// calls as tasks.
+// refuseTask answers a task-augmented tools/call or any tasks/ request:
+// the gate checks results on the tools/call answer only, so it does not
+// run calls as tasks.
 func (s *Session) refuseTask(id []byte) {
 	s.log.Info("task-augmented call or task result refused", "server", s.cfg.Identity.ID)
 	s.refuse(id, ReasonTaskUnsupported, "mcpseal: tools run as tasks are not supported (the gate checks a call's result on its answer); call the tool without \"task\"; not forwarded")

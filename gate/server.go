@@ -54,16 +54,17 @@ func (s *Session) fromServer(frame []byte) {
 	s.hold(frame)
 }
 
-// serverMessage delivers a server request or notification to the client.
+// notificationsTasks is the tasks notification of the 2026-07-28 tasks
+// extension; 2025-11-25 sends notifications/tasks/status.
+const notificationsTasks = "notifications/tasks"
+
+// serverMessage delivers a server request or notification to the client;
+// task notifications are dropped (the gate runs no tasks).
 // A request whose id is in the gate's own id space (any string id starting
 // "mcpseal-": the gate's requests to either side), or repeats the id of one
 // still unanswered, is refused: the client's answer to it could otherwise
 // be taken for the answer to the gate's own request — a person's
 // confirmation — or reach the wrong request.
-// notificationsTasks is the tasks notification of the 2026-07-28 tasks
-// extension; 2025-11-25 sends notifications/tasks/status.
-const notificationsTasks = "notifications/tasks"
-
 func (s *Session) serverMessage(frame []byte) {
 	m, err := jsonrpc.Peek(frame)
 	if err != nil {
