@@ -199,15 +199,9 @@ func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte
 		// tasks/get or tasks/result (refused) or a notification (dropped),
 		// past the Result hook. Withheld under every posture and hooks.
 		name := contract.SafeName(p.call.Tool.Name)
-		s.log.Warn("tools/call answered with a task or an unreadable result: withheld", "server", s.cfg.Identity.ID, "tool", name)
+		s.log.Warn("tools/call answered with a task, look-alike input requests or an unreadable result: withheld", "server", s.cfg.Identity.ID, "tool", name, "reason", reason)
 		s.event(Event{Op: "result", Outcome: "withheld", Code: reason, Kind: contract.Tools, Name: name, Digest: p.call.Tool.Digest, Size: len(m.Result), Request: p.key})
-		msg := "mcpseal: the server answered the call with a task instead of its result; tools run as tasks are not supported; withheld"
-		if reason == ReasonUnreadable {
-			msg = "mcpseal: the call's result is not readable unambiguously (a repeated or case-variant member); withheld"
-		}
-		d := s.errorData(reason)
-		d.Tool = name
-		s.toClient(jsonrpc.NewError(p.id, CodeRefused, msg, marshalData(d)))
+		s.withholdAnswer(p, reason, name)
 		return
 	}
 	if s.cfg.Hooks.Result == nil {
@@ -246,30 +240,33 @@ func (s *Session) deliverChecked(p *pendingRequest, m jsonrpc.Message, frame []b
 }
 
 // notAToolResult is the reason the result of a tools/call is not one the
-// gate can check, "" when it is: a task handle (2025-11-25 {"task": …};
-// the 2026-07-28 tasks extension's "resultType": "task", or any
-// resultType the gate does not know), or an object the gate cannot read
-// unambiguously. In a 2026-07-28 session (modern) "input_required" is
-// known: the multi round-trip answer asking the client for input, whose
-// retry is a tools/call gated again; it goes on to the Result hook as any
-// result does.
+// gate can check or deliver, "" when it is: a task handle (2025-11-25
+// {"task": …}; the 2026-07-28 tasks extension's "resultType": "task", or
+// any resultType the gate does not know), an object the gate cannot read
+// unambiguously, or input requests that could pass for the gate's own
+// (inputRequestsLookAlike). In a 2026-07-28 session (modern)
+// "input_required" is known: the multi round-trip answer asking the client
+// for input, whose retry is a tools/call gated again; it goes on to the
+// Result hook as any result does.
 func notAToolResult(result []byte, modern bool) string {
-	var v [2][]byte
+	var v [3][]byte
 	if err := jsonrpc.LookupStrict(result, taskMembers, v[:]); err != nil {
 		return ReasonUnreadable
 	}
-	task, rt := v[0], v[1]
+	task, rt, ir := v[0], v[1], v[2]
 	switch {
 	case task != nil:
 		return ReasonTaskUnsupported
 	case rt == nil, string(rt) == `"complete"`, modern && string(rt) == `"input_required"`:
-		return ""
+		// inputRequests are read whatever the resultType says: a client
+		// may act on them alone.
+		return inputRequestsLookAlike(ir)
 	}
 	return ReasonTaskUnsupported
 }
 
 // taskMembers are the members notAToolResult reads.
-var taskMembers = []string{"task", "resultType"}
+var taskMembers = []string{"task", "resultType", "inputRequests"}
 
 // event reports e to the host, attributed to the client request it is
 // about: the one the site names, else the one the current step acts for,

@@ -60,6 +60,14 @@ const (
 	// ReasonUnreadable: a result the gate must read repeats a member name,
 	// has member names equal up to case, or a member of the wrong type.
 	ReasonUnreadable = "unreadable"
+	// ReasonServerRequest: a server request in a 2026-07-28 session, whose
+	// protocol has no server-to-client requests (input_required answers
+	// replace them).
+	ReasonServerRequest = "server-request"
+	// ReasonLookAlike: a server's request for the person's input that
+	// names mcpseal, or an input request key in the gate's own space: it
+	// could pass for the gate's own confirmation.
+	ReasonLookAlike = "look-alike"
 	// ReasonStale: a resumed session carried facts of its handshake
 	// (instructions, protocol) that are not the pin (pin.Stale). Nothing
 	// was recorded; the transport ends the session (HTTP: 404) so that

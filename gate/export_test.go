@@ -5,3 +5,10 @@ package gate
 func (s *Session) PhaseName() string {
 	return [...]string{"idle", "handshake", "listing", "open", "closed"}[s.phase]
 }
+
+// NamesTheGate and InputRequestsLookAlike are the look-alike checks, for
+// their fuzz target.
+var (
+	NamesTheGate           = namesTheGate
+	InputRequestsLookAlike = inputRequestsLookAlike
+)

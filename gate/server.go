@@ -98,6 +98,10 @@ func (s *Session) serverMessage(frame []byte) {
 	case len(s.serverReqs) >= s.cfg.Limits.MaxPending:
 		s.toServer(jsonrpc.NewError(m.ID, CodeRefused, "mcpseal: too many server requests in flight; not forwarded", marshalData(s.errorData(ReasonQueueFull))))
 	default:
+		if reason := s.serverRequestRefusal(m); reason != "" {
+			s.refuseServerRequest(m, reason)
+			return
+		}
 		s.serverReqs[key] = struct{}{}
 		s.toClient(frame)
 	}
@@ -168,6 +172,8 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		s.recheckHandshake(p, m, frame)
 	case p.call != nil:
 		s.checkResult(p, m, frame)
+	case mayAskForInput(p.method):
+		s.checkInputRequests(p, m, frame)
 	default:
 		s.toClientAs(frame, m, key)
 	}

@@ -25,6 +25,9 @@ type exchange struct {
 	acceptJSON bool
 	acceptSSE  bool
 	initialize bool
+	// listen marks a subscriptions/listen (2026-07-28): the only
+	// exchange a notification tagged with a subscription id may reach.
+	listen bool
 	// filter, when set, rewrites the answer for the caller (auth.go).
 	filter func([]byte) []byte
 	// caller is the authenticated caller's key (oauth.Identity.Key), ""

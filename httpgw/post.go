@@ -90,6 +90,7 @@ func (gw *Gateway) post(w http.ResponseWriter, r *http.Request, rt *route) {
 	}
 	ex := newExchange(acceptJSON, acceptSSE)
 	ex.initialize = m.Method == "initialize" && !modern
+	ex.listen = m.Method == methodListen
 	ex.clientID = m.ID
 	ex.traceparent, ex.tracestate = r.Header.Values("Traceparent"), r.Header.Values("Tracestate")
 	if gw.cfg.Auth != nil {

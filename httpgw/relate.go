@@ -13,6 +13,8 @@ import (
 const (
 	metaProgressToken  = "progressToken"
 	metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+	// methodListen opens a 2026-07-28 subscription stream.
+	methodListen = "subscriptions/listen"
 )
 
 // send hands one client message to the gate. A request registers ex as
@@ -209,7 +211,10 @@ func (s *session) target(m jsonrpc.Message, frame []byte) (*exchange, []byte) {
 	}
 	if sub := member(member(m.Params, "_meta"), metaSubscriptionID); sub != nil {
 		k := jsonrpc.IDKey(sub)
-		if ex := s.waiting[k]; ex != nil && ex.acceptSSE {
+		// Only the subscriptions/listen it names: the server sees every
+		// request id of the shared session, and must not steer its
+		// notifications into another exchange's answer stream.
+		if ex := s.waiting[k]; ex != nil && ex.acceptSSE && ex.listen {
 			if orig, ok := s.restore[k]; ok {
 				frame = splice(frame, sub, orig)
 			}

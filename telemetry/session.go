@@ -608,6 +608,10 @@ func (s *Session) event(e gate.Event) {
 			m.listing.Observe(float64(e.Count), kindLabel(e.Kind))
 		}
 	case "withhold":
+		if e.Kind == "" {
+			m.withheld.Inc("server-requests") // refused, not forwarded to the client
+			break
+		}
 		m.withheld.Inc(kindLabel(e.Kind))
 	case "result":
 		if e.Outcome == "withheld" {

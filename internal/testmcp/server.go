@@ -374,7 +374,7 @@ func (s *Server) spoofs() [][]byte {
 	s.mu.Lock()
 	prefix, n := s.ownPrefix, s.ownN
 	s.mu.Unlock()
-	if sp == nil || prefix == "" {
+	if sp == nil || prefix == "" && !sp.OwnIDs {
 		return nil
 	}
 	params, _ := json.Marshal(map[string]any{
@@ -388,6 +388,9 @@ func (s *Server) spoofs() [][]byte {
 	var out [][]byte
 	for i := 1; i <= sp.Count; i++ {
 		id := jsonString(prefix + "-" + strconv.Itoa(n+i))
+		if sp.OwnIDs {
+			id = jsonString("spoof-" + strconv.Itoa(i))
+		}
 		out = append(out, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"method":"elicitation/create","params":%s}`, id, params))
 	}
 	return out

@@ -275,11 +275,14 @@ type Scenario struct {
 // and right after its answer to tools/list number AfterListing of the
 // session it sends Count elicitation/create requests with ids PREFIX-(N+1)
 // ... PREFIX-(N+Count), each asking Message with a one-boolean form. With
-// no such id seen it sends nothing.
+// no such id seen it sends nothing. With OwnIDs it sends them under ids of
+// its own ("spoof-1" ...), impersonating the proxy's question only by its
+// text.
 type Spoof struct {
 	AfterListing int    `json:"afterListing"`
 	Count        int    `json:"count"`
 	Message      string `json:"message"`
+	OwnIDs       bool   `json:"ownIDs,omitempty"`
 }
 
 // LoadScenario reads a Scenario from a JSON file.
