@@ -554,6 +554,17 @@ func monitorAfterPin(t *testing.T, w *world, sc *testmcp.Scenario, name string, 
 
 // confirmCall is a raw tools/call of danger from the client of
 // confirmHandshake (a modern one declares elicitation in its _meta).
+// modernMetaJSON is the _meta of a 2026-07-28 request of a client that
+// declares caps.
+func modernMetaJSON(caps map[string]any) []byte {
+	b, _ := json.Marshal(map[string]any{
+		testmcp.MetaProtocolVersion:    testmcp.ModernVersion,
+		testmcp.MetaClientCapabilities: caps,
+		testmcp.MetaClientInfo:         map[string]string{"name": "testmcp-client", "version": "1.0.0"},
+	})
+	return b
+}
+
 func confirmCall(id int, modern bool) []byte {
 	params := map[string]any{"name": "danger", "arguments": map[string]any{}}
 	if modern {
@@ -631,6 +642,27 @@ func TestConfirmationIdNotSpoofable(t *testing.T) {
 				}
 			}
 			t.Logf("the client saw %d spoofed and %d real confirmation requests", len(spoofs), len(real))
+			if gen.modern {
+				// 2026-07-28: no server requests reach the client, and the
+				// gate asks in the call's answer; the person declines.
+				if len(spoofs) != 0 || len(real) != 0 || answer == nil || !strings.Contains(string(answer.Result), `"requestState":"mcpseal-state-`) {
+					t.Fatalf("modern: %d spoofs and %d requests reached the client; the call was answered %.300s", len(spoofs), len(real), answer.Raw)
+				}
+				var q struct {
+					RequestState string `json:"requestState"`
+				}
+				_ = json.Unmarshal(answer.Result, &q)
+				retry := fmt.Sprintf(`{"jsonrpc":"2.0","id":901,"method":"tools/call","params":{"name":"danger","arguments":{},"requestState":%q,"inputResponses":{"mcpseal-confirm":{"action":"decline"}},"_meta":%s}}`,
+					q.RequestState, modernMetaJSON(map[string]any{"elicitation": map[string]any{}}))
+				if err := p.Send([]byte(retry)); err != nil {
+					t.Fatal(err)
+				}
+				m, err := p.Await([]byte("901"))
+				if err != nil {
+					t.Fatalf("no answer to the declined retry: %v", err)
+				}
+				answer = m
+			}
 			for _, m := range spoofs {
 				_ = p.Send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"confirm":true}}}`, m.ID))
 			}

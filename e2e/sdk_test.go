@@ -91,12 +91,18 @@ type sdkSession struct {
 // command has then been waited for.
 func connectSDK(t *testing.T, env []string, version string, argv ...string) (*sdkSession, error) {
 	t.Helper()
+	return connectSDKWith(t, env, version, nil, argv...)
+}
+
+// connectSDKWith is connectSDK with the client's options.
+func connectSDKWith(t *testing.T, env []string, version string, opts *mcp.ClientOptions, argv ...string) (*sdkSession, error) {
+	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	s := &sdkSession{cmd: cmd, stderr: &syncBuffer{}}
 	cmd.Stderr = s.stderr
 	ownGroup(cmd)
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpseal-e2e-go", Version: "1.0.0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpseal-e2e-go", Version: "1.0.0"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})

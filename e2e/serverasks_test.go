@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpseal/mcpseal/internal/testmcp"
 )
@@ -51,5 +56,64 @@ func TestLookAlikeConfirmationNotShown(t *testing.T) {
 				p.Close()
 			})
 		}
+	}
+}
+
+// TestGoSDKClientConfirmsThroughInputRequired: the official Go SDK client
+// in a 2026-07-28 session (its default), with an elicitation handler,
+// calls a destructive tool through mcpseal run under confirm_destructive.
+// The gate asks in an input_required answer; the SDK's multi round-trip
+// support shows the question to the handler and sends the call again.
+// A decline never reaches the server; a yes does, once.
+func TestGoSDKClientConfirmsThroughInputRequired(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var mu sync.Mutex
+	var asked []string
+	answer := &mcp.ElicitResult{Action: "decline"}
+	opts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, req.Params.Message)
+		return answer, nil
+	}}
+	argv := append([]string{bin.mcpseal, "run", "--name", "sdk-mrtr", "--policy", writePolicy(t, confirmPolicy), "--"}, bin.testserver, scenarioFile(t, confirmScenario(w, nil)))
+	s, err := connectSDKWith(t, environ(t, w.home), "", opts, argv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := s.cs.InitializeResult(); v == nil || v.ProtocolVersion != testmcp.ModernVersion {
+		t.Fatalf("the session is not 2026-07-28: %+v", v)
+	}
+	call := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "danger", Arguments: map[string]any{}})
+		if err == nil && res.NeedsInput() {
+			return errors.New("the SDK returned the input_required answer itself")
+		}
+		return err
+	}
+	if err := call(); err == nil {
+		t.Error("a declined destructive call went through")
+	} else {
+		wantSDKError(t, err, -32012)
+	}
+	if n := w.count(1, "tools/call"); n != 0 {
+		t.Errorf("the declined call reached the server (%d tools/call)", n)
+	}
+	mu.Lock()
+	answer = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+	mu.Unlock()
+	if err := call(); err != nil {
+		t.Errorf("an explicit yes was refused: %v", err)
+	}
+	if n := w.count(1, "tools/call"); n != 1 {
+		t.Errorf("%d tools/call reached the server, want the confirmed one", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || !strings.HasPrefix(asked[0], "mcpseal: allow tool danger") {
+		t.Errorf("the person was asked %q", asked)
 	}
 }

@@ -35,6 +35,11 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 			s.refuseHeld(key, p, r)
 			return
 		}
+		if !s.legacy {
+			// No server-to-client requests in 2026-07-28: ask in the answer.
+			s.askInResult(p, v)
+			return
+		}
 		id := s.newAskID()
 		s.asks[jsonrpc.IDKey(id)] = key
 		p.refusal = v.Refusal
@@ -249,24 +254,24 @@ func (s *Session) deliverChecked(p *pendingRequest, m jsonrpc.Message, frame []b
 // for input, whose retry is a tools/call gated again; it goes on to the
 // Result hook as any result does.
 func notAToolResult(result []byte, modern bool) string {
-	var v [3][]byte
+	var v [4][]byte
 	if err := jsonrpc.LookupStrict(result, taskMembers, v[:]); err != nil {
 		return ReasonUnreadable
 	}
-	task, rt, ir := v[0], v[1], v[2]
+	task, rt, ir, state := v[0], v[1], v[2], v[3]
 	switch {
 	case task != nil:
 		return ReasonTaskUnsupported
 	case rt == nil, string(rt) == `"complete"`, modern && string(rt) == `"input_required"`:
 		// inputRequests are read whatever the resultType says: a client
 		// may act on them alone.
-		return inputRequestsLookAlike(ir)
+		return inputRequestsLookAlike(ir, state)
 	}
 	return ReasonTaskUnsupported
 }
 
 // taskMembers are the members notAToolResult reads.
-var taskMembers = []string{"task", "resultType", "inputRequests"}
+var taskMembers = []string{"task", "resultType", "inputRequests", "requestState"}
 
 // event reports e to the host, attributed to the client request it is
 // about: the one the site names, else the one the current step acts for,

@@ -316,6 +316,16 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			}
 			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: args, ClientCapabilities: s.caps[profile],
 				Drifted: pins != nil, Pinned: pinned}
+			state, ours, err := gateState(m.Params)
+			if err != nil {
+				s.refuseUnreadable(m.ID)
+				return
+			}
+			if ours {
+				// The person's answer to the gate's question (mrtr.go).
+				s.confirmRetry(m, frame, p, def, args, state)
+				return
+			}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true
 				s.track(p)

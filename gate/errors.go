@@ -68,6 +68,10 @@ const (
 	// names mcpseal, or an input request key in the gate's own space: it
 	// could pass for the gate's own confirmation.
 	ReasonLookAlike = "look-alike"
+	// ReasonConfirmRetry: a tools/call that answers a confirmation (a
+	// requestState in the gate's space) the gate did not ask, asked about
+	// another call, or already had its one answer.
+	ReasonConfirmRetry = "confirm-retry"
 	// ReasonStale: a resumed session carried facts of its handshake
 	// (instructions, protocol) that are not the pin (pin.Stale). Nothing
 	// was recorded; the transport ends the session (HTTP: 404) so that

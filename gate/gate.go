@@ -319,6 +319,10 @@ type Session struct {
 	// asks are the gate's own requests to the client (confirmations), by
 	// jsonrpc.IDKey, with the key of the held call they decide.
 	asks map[string]string
+	// asked are the calls a person is being asked about through an
+	// input_required answer (2026-07-28), by the requestState they were
+	// given (mrtr.go).
+	asked map[string]*askedCall
 	// serverReqs are the server's requests delivered to the client and not
 	// yet answered, by jsonrpc.IDKey: a client response goes to the server
 	// only when it answers one of them.
@@ -405,6 +409,7 @@ func New(cfg Config) *Session {
 		obs:             make(map[string]pin.Observation),
 		metaCache:       make(metaCache),
 		asks:            make(map[string]string),
+		asked:           make(map[string]*askedCall),
 		serverReqs:      make(map[string]struct{}),
 		holds:           make(map[string]time.Time),
 		timeouts:        make(map[string]callTimeout),

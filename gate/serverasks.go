@@ -130,11 +130,22 @@ func (s *Session) refuseServerRequest(m jsonrpc.Message, reason string) {
 }
 
 // inputRequestsLookAlike is ReasonLookAlike when a 2026-07-28
-// input_required answer's inputRequests (raw, nil when absent) asks for
-// the person's input as the gate would, ReasonUnreadable when they cannot
-// be read one way only, else "". Each request's key must not be in the
-// gate's own space, and an elicitation's params must not name mcpseal.
-func inputRequestsLookAlike(inputRequests []byte) string {
+// input_required answer's inputRequests and requestState (raw, nil when
+// absent) ask for the person's input as the gate would, ReasonUnreadable
+// when they cannot be read one way only, else "". Each request's key must
+// not name mcpseal, nor an elicitation's params; the state must not be in
+// the gate's space (mrtr.go): the client's retry would be taken for the
+// answer to the gate's own question.
+func inputRequestsLookAlike(inputRequests, requestState []byte) string {
+	if requestState != nil {
+		st, err := jsonrpc.DecodeString(requestState)
+		if err != nil {
+			return ReasonUnreadable
+		}
+		if strings.HasPrefix(strings.ToLower(st), gateIDSpace) {
+			return ReasonLookAlike
+		}
+	}
 	if inputRequests == nil {
 		return ""
 	}
@@ -188,10 +199,10 @@ func (s *Session) withholdAnswer(p *pendingRequest, reason, tool string) {
 // answer with input_required, unless its input requests could pass for
 // the gate's own.
 func (s *Session) checkInputRequests(p *pendingRequest, m jsonrpc.Message, frame []byte) {
-	var v [1][]byte
+	var v [2][]byte
 	reason := ReasonUnreadable
 	if jsonrpc.LookupStrict(m.Result, inputRequestsMember, v[:]) == nil {
-		reason = inputRequestsLookAlike(v[0])
+		reason = inputRequestsLookAlike(v[0], v[1])
 	}
 	if reason == "" {
 		s.toClientAs(frame, m, p.key)
@@ -202,8 +213,8 @@ func (s *Session) checkInputRequests(p *pendingRequest, m jsonrpc.Message, frame
 	s.withholdAnswer(p, reason, "")
 }
 
-// inputRequestsMember is the member checkInputRequests reads.
-var inputRequestsMember = []string{"inputRequests"}
+// inputRequestsMember are the members checkInputRequests reads.
+var inputRequestsMember = []string{"inputRequests", "requestState"}
 
 // mayAskForInput reports whether a 2026-07-28 server may answer method
 // with input_required (besides tools/call).

@@ -192,7 +192,7 @@ func FuzzLookAlike(f *testing.F) {
 	f.Add(`[1,2,{"a":"b"}]`, "mcpseal", " ")
 	f.Fuzz(func(t *testing.T, params, name, sep string) {
 		gate.NamesTheGate([]byte(params))
-		gate.InputRequestsLookAlike([]byte(params))
+		gate.InputRequestsLookAlike([]byte(params), nil)
 		if !strings.EqualFold(name, "mcpseal") || strings.ContainsFunc(sep, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			return
 		}
@@ -205,7 +205,7 @@ func FuzzLookAlike(f *testing.F) {
 			t.Fatalf("%s does not name the gate", v)
 		}
 		ir := `{"k":{"method":"elicitation/create","params":` + string(v) + `}}`
-		if got := gate.InputRequestsLookAlike([]byte(ir)); got != gate.ReasonLookAlike {
+		if got := gate.InputRequestsLookAlike([]byte(ir), nil); got != gate.ReasonLookAlike {
 			t.Fatalf("%s: %q", ir, got)
 		}
 	})

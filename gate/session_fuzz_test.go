@@ -52,6 +52,9 @@ type fuzzDriver struct {
 	now time.Time
 
 	own, req, asks, srv []pendingID
+	// states are the requestStates of the gate's questions asked in
+	// input_required answers ($state).
+	states []pendingID
 	later               []func() []gate.Out
 
 	// Client request ids: may is how many answers each may get (every
@@ -179,6 +182,7 @@ func (d *fuzzDriver) run(lines []string) {
 		case "c":
 			frame := []byte(d.subst(arg, "$ask", &d.asks))
 			frame = []byte(d.subst(string(frame), "$srv", &d.srv))
+			frame = []byte(d.subst(string(frame), "$state", &d.states))
 			d.countClient(frame)
 			d.step(gate.ToClient, frame, func() []gate.Out { return d.s.FromClient(frame) })
 		case "s":
@@ -352,7 +356,12 @@ func (d *fuzzDriver) deliver(outs []gate.Out) {
 				continue
 			}
 			k := jsonrpc.IDKey(m.ID)
-			if m.Result != nil && d.atServer[k] == 0 {
+			if st, ok := gateQuestion(m.Result); ok && d.atServer[k] == 0 {
+				// The gate's own question in a 2026-07-28 session: the
+				// client may answer it by sending the call again.
+				d.states = append(d.states, pendingID{id: st})
+				d.asked = true
+			} else if m.Result != nil && d.atServer[k] == 0 {
 				method := d.lists[k]
 				if d.ownPages[method] == 0 {
 					d.t.Fatalf("client request %s got a result although the server never got it: %q", m.ID, o.Frame)
@@ -545,4 +554,17 @@ func TestSessionSeedsReachEveryPhase(t *testing.T) {
 	if !asked || !failed || !dispatched {
 		t.Errorf("seeds miss a host decision: confirmation asked %v, failed session %v, dispatch %v", asked, failed, dispatched)
 	}
+}
+
+// gateQuestion reports whether result is the gate's own input_required
+// question, and its requestState (raw).
+func gateQuestion(result []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(result, []byte(`{"resultType":"input_required","inputRequests":{"mcpseal-confirm":`)) {
+		return nil, false
+	}
+	i := bytes.LastIndex(result, []byte(`"requestState":`))
+	if i < 0 {
+		return nil, false
+	}
+	return bytes.TrimSuffix(result[i+len(`"requestState":`):], []byte("}")), true
 }

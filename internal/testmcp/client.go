@@ -370,13 +370,50 @@ func (c *Client) ListAll(method, member string) ([]json.RawMessage, error) {
 // ListTools returns every tool of every page of tools/list.
 func (c *Client) ListTools() ([]json.RawMessage, error) { return c.ListAll("tools/list", "tools") }
 
-// CallTool calls a tool and returns its result.
+// CallTool calls a tool and returns its result. An input_required answer
+// (2026-07-28 multi round-trip) whose input requests are all
+// elicitation/create is answered as a client does when Elicit is set: each
+// by Elicit, and the call sent again with them and the requestState, at
+// most maxRounds times.
 func (c *Client) CallTool(name string, args any) (json.RawMessage, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
-	return c.Call("tools/call", map[string]any{"name": name, "arguments": args})
+	params := map[string]any{"name": name, "arguments": args}
+	for range maxRounds {
+		res, err := c.Call("tools/call", params)
+		if err != nil || c.Elicit == nil {
+			return res, err
+		}
+		var ir struct {
+			ResultType    string `json:"resultType"`
+			InputRequests map[string]struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			} `json:"inputRequests"`
+			RequestState *string `json:"requestState"`
+		}
+		if json.Unmarshal(res, &ir) != nil || ir.ResultType != "input_required" || len(ir.InputRequests) == 0 {
+			return res, nil
+		}
+		responses := map[string]json.RawMessage{}
+		for k, r := range ir.InputRequests {
+			if r.Method != "elicitation/create" {
+				return res, nil
+			}
+			responses[k] = json.RawMessage(c.Elicit(r.Params))
+		}
+		params = map[string]any{"name": name, "arguments": args, "inputResponses": responses}
+		if ir.RequestState != nil {
+			params["requestState"] = *ir.RequestState
+		}
+	}
+	return nil, errors.New("testmcp: too many input_required rounds")
 }
+
+// maxRounds bounds CallTool's multi round-trip retries (the go-sdk's
+// bound).
+const maxRounds = 10
 
 // Names returns the "name" member of each definition (for tests).
 func Names(defs []json.RawMessage) []string {

@@ -1,0 +1,210 @@
+package gate_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/jsonrpc"
+	"github.com/mcpseal/mcpseal/pin"
+)
+
+// mrtrHarness is a 2026-07-28 session whose Call hook asks a person
+// before every call, with its listing done.
+func mrtrHarness(t *testing.T, events *[]gate.Event) (*harness, *fakeServer) {
+	t.Helper()
+	srv := newFakeServer(toolWeather)
+	srv.modern = true
+	srv.manual["tools/call"] = true
+	h := newHarness(t, t.TempDir(), pin.Guard, srv, func(c *gate.Config) {
+		c.ConfirmTimeout = time.Minute
+		c.Hooks.Call = func(gate.CallInfo) gate.Verdict {
+			return gate.Verdict{Kind: gate.Confirm, Elicitation: []byte(`{"message":"mcpseal: allow?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}`),
+				Refusal: gate.Refusal{Code: -32012, Message: "mcpseal: not confirmed", Reason: "confirm-declined"}}
+		}
+		if events != nil {
+			c.Hooks.Event = func(e gate.Event) { *events = append(*events, e) }
+		}
+	})
+	if got := h.client(modernReq(1, "tools/list", `{"elicitation":{}}`, "")); len(got) != 1 {
+		t.Fatalf("modern listing: %q", got)
+	}
+	return h, srv
+}
+
+// question sends a tools/call and returns the requestState of the gate's
+// input_required question that answers it.
+func question(t *testing.T, h *harness, id int, extra string) string {
+	t.Helper()
+	got := h.client(modernReq(id, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":{"city":"Oslo"}`+extra))
+	if len(got) != 1 {
+		t.Fatalf("call %d: client got %q", id, got)
+	}
+	var m struct {
+		Result struct {
+			ResultType    string `json:"resultType"`
+			InputRequests map[string]struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			} `json:"inputRequests"`
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(got[0]), &m); err != nil || m.Result.ResultType != "input_required" {
+		t.Fatalf("call %d: not an input_required answer: %s", id, got[0])
+	}
+	q, ok := m.Result.InputRequests["mcpseal-confirm"]
+	if !ok || q.Method != "elicitation/create" || !strings.Contains(string(q.Params), "mcpseal: allow?") || !strings.HasPrefix(m.Result.RequestState, "mcpseal-state-") {
+		t.Fatalf("call %d: the gate's question: %s", id, got[0])
+	}
+	return m.Result.RequestState
+}
+
+// retry sends the call again with the person's answer.
+func retry(h *harness, id int, args, state, answer, extra string) []string {
+	return h.client(modernReq(id, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":`+args+`,"requestState":`+strconv.Quote(state)+`,"inputResponses":{"mcpseal-confirm":`+answer+`}`+extra))
+}
+
+const yes = `{"action":"accept","content":{"confirm":true}}`
+
+// TestModernConfirmationAskedInTheAnswer: in a 2026-07-28 session the gate
+// asks the person through an input_required answer (multi round-trip), as
+// the protocol has no server-to-client requests. The call reaches the
+// server only on the retry that carries the gate's state and an explicit
+// yes, and without the gate's members.
+func TestModernConfirmationAskedInTheAnswer(t *testing.T) {
+	t.Parallel()
+	var events []gate.Event
+	h, srv := mrtrHarness(t, &events)
+	state := question(t, h, 10, "")
+	if n := len(srv.pendingManual); n != 0 {
+		t.Fatalf("the server got the call before the person answered: %d", n)
+	}
+	if got := retry(h, 11, `{"city":"Oslo"}`, state, yes, ""); len(got) != 0 {
+		t.Fatalf("the confirmed retry was answered by the gate: %q", got)
+	}
+	if len(srv.pendingManual) != 1 {
+		t.Fatalf("the confirmed retry did not reach the server")
+	}
+	fwd := srv.pendingManual[0]
+	if string(fwd.ID) != "11" || strings.Contains(string(fwd.Params), "requestState") || strings.Contains(string(fwd.Params), "inputResponses") || !strings.Contains(string(fwd.Params), `"arguments":{"city":"Oslo"}`) {
+		t.Errorf("forwarded: id %s params %s", fwd.ID, fwd.Params)
+	}
+	answer := `{"jsonrpc":"2.0","id":11,"result":{"content":[{"type":"text","text":"sunny"}]}}`
+	if got := h.serverSays(answer); len(got) != 1 || got[0] != answer {
+		t.Errorf("the result: %q", got)
+	}
+	var ops []string
+	for _, e := range events {
+		if e.Op == "confirm" {
+			ops = append(ops, e.Outcome)
+		}
+	}
+	if strings.Join(ops, ",") != "asked,accepted" {
+		t.Errorf("confirm events: %v", ops)
+	}
+}
+
+// TestModernConfirmationCannotBeForgedOrReused: the retry is refused, and
+// never forwarded, when its state was never given, was used already, is
+// past confirm_timeout, or comes with other arguments; a decline or a
+// form left at its default refuses with the policy's refusal.
+func TestModernConfirmationCannotBeForgedOrReused(t *testing.T) {
+	t.Parallel()
+	h, srv := mrtrHarness(t, nil)
+	check := func(what string, got []string, code int, why string) {
+		t.Helper()
+		if len(got) != 1 {
+			t.Fatalf("%s: client got %q", what, got)
+		}
+		c, data := errorOf(t, got[0])
+		var extra struct {
+			Error struct {
+				Data struct {
+					Why string `json:"why"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(got[0]), &extra)
+		if c != code || why != "" && extra.Error.Data.Why != why {
+			t.Errorf("%s: code %d reason %q why %q, want %d %q", what, c, data.Reason, extra.Error.Data.Why, code, why)
+		}
+	}
+	check("a made-up state", retry(h, 20, `{"city":"Oslo"}`, "mcpseal-state-00112233445566778899aabbccddeeff", yes, ""), gate.CodeRefused, "confirmation-unknown")
+	check("a made-up state in another case", retry(h, 21, `{"city":"Oslo"}`, "MCPSEAL-state-x", yes, ""), gate.CodeRefused, "confirmation-unknown")
+
+	st := question(t, h, 22, "")
+	check("other arguments", retry(h, 23, `{"city":"Bergen"}`, st, yes, ""), gate.CodeRefused, "confirmation-mismatch")
+	check("the same state again", retry(h, 24, `{"city":"Oslo"}`, st, yes, ""), gate.CodeRefused, "confirmation-unknown")
+
+	st = question(t, h, 25, "")
+	check("a decline", retry(h, 26, `{"city":"Oslo"}`, st, `{"action":"decline"}`, ""), -32012, "")
+	st = question(t, h, 27, "")
+	check("the form's default", retry(h, 28, `{"city":"Oslo"}`, st, `{"action":"accept","content":{"confirm":false}}`, ""), -32012, "")
+	st = question(t, h, 29, "")
+	check("no answer", h.client(modernReq(30, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":{"city":"Oslo"},"requestState":`+strconv.Quote(st))), -32012, "")
+
+	st = question(t, h, 31, "")
+	h.now = h.now.Add(2 * time.Minute)
+	check("too late", retry(h, 32, `{"city":"Oslo"}`, st, yes, ""), -32012, "confirmation-timeout")
+
+	st = question(t, h, 33, "")
+	check("a repeated requestState", h.client(modernReq(34, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":{"city":"Oslo"},"requestState":"x","requestState":`+strconv.Quote(st)+`,"inputResponses":{"mcpseal-confirm":`+yes+`}`)), -32602, "")
+	check("a case variant of the answer's key", retry(h, 35, `{"city":"Oslo"}`, st, yes+`,"MCPSEAL-CONFIRM":{"action":"decline"}`, ""), -32012, "")
+	if n := len(srv.pendingManual); n != 0 {
+		t.Errorf("a refused retry reached the server: %d calls", n)
+	}
+	// Same arguments in another order and spacing are the same arguments.
+	st = question(t, h, 36, "")
+	if got := retry(h, 37, `{ "city" : "Oslo" }`, st, yes, ""); len(got) != 0 || len(srv.pendingManual) != 1 {
+		t.Errorf("a retry with the arguments written differently: %q", got)
+	}
+}
+
+// TestModernConfirmationKeepsTheServersOwnRound: a call that carries the
+// server's own requestState and inputResponses (the server asked first)
+// and needs the person's confirmation reaches the server, once confirmed,
+// with the server's members, not the gate's.
+func TestModernConfirmationKeepsTheServersOwnRound(t *testing.T) {
+	t.Parallel()
+	h, srv := mrtrHarness(t, nil)
+	serverRound := `,"requestState":"srv-1","inputResponses":{"city":{"action":"accept","content":{"city":"Oslo"}}}`
+	st := question(t, h, 40, serverRound)
+	if got := retry(h, 41, `{"city":"Oslo"}`, st, yes, ""); len(got) != 0 || len(srv.pendingManual) != 1 {
+		t.Fatalf("the confirmed retry: %q", got)
+	}
+	var p struct {
+		RequestState   string                     `json:"requestState"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	}
+	fwd := srv.pendingManual[0].Params
+	if err := json.Unmarshal(fwd, &p); err != nil || p.RequestState != "srv-1" || len(p.InputResponses) != 1 || p.InputResponses["city"] == nil {
+		t.Errorf("forwarded params %s", fwd)
+	}
+	if err := jsonrpc.CheckUnique(fwd); err != nil {
+		t.Errorf("forwarded params repeat a member: %s", fwd)
+	}
+}
+
+// TestServerStateInTheGatesSpaceWithheld: a server's input_required answer
+// whose requestState is in the gate's space would have the client's retry
+// taken for the answer to the gate's question: withheld as a look-alike.
+func TestServerStateInTheGatesSpaceWithheld(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather)
+	srv.modern = true
+	srv.manual["tools/call"] = true
+	h := newHarness(t, t.TempDir(), pin.Guard, srv)
+	h.client(modernReq(1, "tools/list", "{}", ""))
+	h.client(modernReq(2, "tools/call", "{}", `"name":"get_weather","arguments":{}`))
+	got := h.serverSays(`{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"City?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"Mcpseal-state-1"}}`)
+	if len(got) != 1 {
+		t.Fatalf("client got %q", got)
+	}
+	if code, data := errorOf(t, got[0]); code != gate.CodeRefused || data.Reason != gate.ReasonLookAlike {
+		t.Errorf("code %d reason %q", code, data.Reason)
+	}
+}
