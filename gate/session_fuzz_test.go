@@ -55,7 +55,7 @@ type fuzzDriver struct {
 	// states are the requestStates of the gate's questions asked in
 	// input_required answers ($state).
 	states []pendingID
-	later               []func() []gate.Out
+	later  []func() []gate.Out
 
 	// Client request ids: may is how many answers each may get (every
 	// frame with an id that is not a response), must how many a valid
