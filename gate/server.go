@@ -71,6 +71,12 @@ func (s *Session) serverMessage(frame []byte) {
 		return // held frames were peeked when they came
 	}
 	if m.Kind != jsonrpc.Request {
+		if !strings.HasPrefix(m.Method, "notifications/") {
+			// A request's method without an id ("elicitation/create"):
+			// no notification of MCP, and a client may still act on it.
+			s.log.Warn("server notification that is not one of MCP's dropped", "server", s.cfg.Identity.ID, "method", contract.SafeName(m.Method))
+			return
+		}
 		if m.Method == notificationsTasks || strings.HasPrefix(m.Method, notificationsTasks+"/") {
 			// A task's state, and in the 2026-07-28 extension its result,
 			// past the Result hook: the gate runs no tasks.
@@ -156,6 +162,12 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		return
 	}
 	s.forget(key)
+	if m.Result == nil {
+		if reason := errorLookAlike(m.Error); reason != "" {
+			s.withholdError(p, m, reason)
+			return
+		}
+	}
 	switch {
 	case p.handshake:
 		s.handshakeResult(p, m, frame)
@@ -172,10 +184,8 @@ func (s *Session) serverResponse(m jsonrpc.Message, frame []byte) {
 		s.recheckHandshake(p, m, frame)
 	case p.call != nil:
 		s.checkResult(p, m, frame)
-	case mayAskForInput(p.method):
-		s.checkInputRequests(p, m, frame)
 	default:
-		s.toClientAs(frame, m, key)
+		s.checkInputRequests(p, m, frame)
 	}
 }
 

@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"bytes"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,22 +24,24 @@ import (
 // client's model.
 const methodSampling = "sampling/createMessage"
 
-// gateName is what a look-alike names, after foldForLookAlike.
+// gateName is what a look-alike names, once folded (namesTheGate).
 const gateName = "mcpseal"
 
 // namesTheGate reports whether the JSON value v (an elicitation's params)
 // mentions mcpseal anywhere in its strings or member names, as a person
-// would read them: case, width, the Latin look-alikes of other scripts,
-// escapes, and every character that is not a letter (spaces, punctuation,
-// invisible and combining marks) do not count. A value the gate cannot
-// read one way only (invalid JSON, a repeated member) counts as naming it:
-// a client may read the other copy.
+// would read them: case, width, decomposition and marks, the letters of
+// other scripts and the symbols that read as Latin ones (Unicode's
+// confusables, lookAlikeTable), I, | and 1 for l, rn for m, escapes, and
+// every character that is not a letter (spaces, punctuation, invisible
+// and combining marks) do not count. A value the gate cannot read one way
+// only (invalid JSON, a repeated member) counts as naming it: a client may
+// read the other copy.
 func namesTheGate(v []byte) bool {
 	c, err := canon.Transform(v)
 	if err != nil {
 		return true
 	}
-	var folded []byte
+	folded := make([]byte, 0, len(c))
 	for i := 0; i < len(c); {
 		if c[i] == '\\' {
 			// canon writes only the short escapes and \u00XX for control
@@ -49,59 +53,59 @@ func namesTheGate(v []byte) bool {
 			}
 			continue
 		}
+		if c[i] < utf8.RuneSelf {
+			if l := foldASCII(c[i]); l != 0 {
+				folded = append(folded, l)
+			}
+			i++
+			continue
+		}
 		r, n := utf8.DecodeRune(c[i:])
 		i += n
-		if l := foldForLookAlike(r); l != 0 {
-			folded = append(folded, l)
-		}
+		folded = appendFolded(folded, r)
 	}
-	return strings.Contains(string(folded), gateName)
+	return bytes.Contains(folded, []byte(gateName)) ||
+		bytes.Contains(folded, []byte("rn")) && bytes.Contains(bytes.ReplaceAll(folded, []byte("rn"), []byte("m")), []byte(gateName))
 }
 
-// foldForLookAlike maps r to the ASCII lower-case letter it reads as, or
-// 0 when it is no letter a person would read in "mcpseal".
-func foldForLookAlike(r rune) byte {
+// foldASCII is the letter a person reads the ASCII character c as, '?'
+// for a digit that reads as none (it breaks a word), 0 for a character
+// that does not count (internal/lookalikegen.ReadsAs is the same).
+func foldASCII(c byte) byte {
 	switch {
-	case r >= 'a' && r <= 'z':
-		return byte(r)
-	case r >= 'A' && r <= 'Z':
-		return byte(r - 'A' + 'a')
-	case r >= 0xFF21 && r <= 0xFF3A: // fullwidth A-Z
-		return byte(r - 0xFF21 + 'a')
-	case r >= 0xFF41 && r <= 0xFF5A: // fullwidth a-z
-		return byte(r - 0xFF41 + 'a')
-	case r >= 0x1D400 && r <= 0x1D6A3: // mathematical alphanumeric letters
-		i := (r - 0x1D400) % 52
-		if i >= 26 {
-			i -= 26
-		}
-		return byte('a' + i)
-	case r >= 0x24B6 && r <= 0x24CF: // circled A-Z
-		return byte(r - 0x24B6 + 'a')
-	case r >= 0x24D0 && r <= 0x24E9: // circled a-z
-		return byte(r - 0x24D0 + 'a')
-	}
-	if l, ok := lookAlikes[unicode.ToLower(r)]; ok {
-		return l
-	}
-	if unicode.IsLetter(r) || unicode.IsDigit(r) {
-		return '?' // a letter of another script, a digit: it breaks the word
+	case c == 'I', c == '|', c == '1':
+		return 'l'
+	case c >= 'A' && c <= 'Z':
+		return c - 'A' + 'a'
+	case c >= 'a' && c <= 'z':
+		return c
+	case c == '0':
+		return 'o'
+	case c == '3':
+		return 'e'
+	case c == '4':
+		return 'a'
+	case c == '5':
+		return 's'
+	case c >= '0' && c <= '9':
+		return '?'
 	}
 	return 0
 }
 
-// lookAlikes are letters of other scripts that read as the Latin letters
-// of "mcpseal" (Unicode's confusables for them, lower case).
-var lookAlikes = map[rune]byte{
-	'м': 'm', 'ṁ': 'm', 'ṃ': 'm', 'ɱ': 'm',
-	'с': 'c', 'ϲ': 'c', 'ς': 'c', 'ç': 'c', 'ć': 'c', 'ċ': 'c', 'č': 'c', 'ᴄ': 'c',
-	'р': 'p', 'ρ': 'p', 'ṗ': 'p', 'ᴘ': 'p',
-	'ѕ': 's', 'ś': 's', 'ş': 's', 'š': 's', 'ș': 's', 'ꜱ': 's',
-	'е': 'e', 'ё': 'e', 'є': 'e', 'ε': 'e', 'é': 'e', 'è': 'e', 'ê': 'e', 'ë': 'e', 'ė': 'e', 'ę': 'e', 'ᴇ': 'e',
-	'а': 'a', 'α': 'a', 'á': 'a', 'à': 'a', 'â': 'a', 'ä': 'a', 'å': 'a', 'ą': 'a', 'ᴀ': 'a',
-	'ӏ': 'l', 'ı': 'l', 'ι': 'l', 'і': 'l', 'ł': 'l', 'ĺ': 'l', 'ʟ': 'l', 'ǀ': 'l', 'ⅼ': 'l',
-	'ɑ': 'a', 'ⅿ': 'm', 'ⅽ': 'c',
-	'0': 'o', '1': 'l', '3': 'e', '4': 'a', '5': 's',
+// appendFolded appends the letters a person reads the code point r
+// (above ASCII) as: its entry in lookAlikeTable; nothing for a mark or
+// any other character that is no letter or digit; '?' for a letter or
+// digit that reads as no Latin one.
+func appendFolded(folded []byte, r rune) []byte {
+	i, found := sort.Find(len(lookAlikeTable), func(i int) int { return int(r - lookAlikeTable[i].r) })
+	switch {
+	case found:
+		return append(folded, lookAlikeTable[i].s...)
+	case unicode.IsLetter(r) || unicode.IsDigit(r):
+		return append(folded, '?')
+	}
+	return folded
 }
 
 // serverRequestRefusal is the reason the gate does not forward the
@@ -165,11 +169,59 @@ func inputRequestsLookAlike(inputRequests, requestState []byte) string {
 		if v[0] != nil && err != nil {
 			return ReasonUnreadable
 		}
-		if method == methodElicit && namesTheGate(v[1]) {
+		// Whatever a client may show the person: every request but
+		// sampling's (its text goes to the client's model, gap 4),
+		// method and all, however the method is spelled.
+		if !strings.EqualFold(method, methodSampling) && namesTheGate(r.Value) {
 			return ReasonLookAlike
 		}
 	}
 	return ""
+}
+
+// errorLookAlike is ReasonLookAlike when the error object e asks for the
+// person's input (code -32042, URL elicitation required, or data with
+// elicitations: clients show their messages and links to the person) in
+// a way that names mcpseal, ReasonUnreadable when it cannot be read one
+// way only, else "".
+func errorLookAlike(e []byte) string {
+	var v [2][]byte
+	if err := jsonrpc.LookupStrict(e, errorMembers, v[:]); err != nil {
+		return ReasonUnreadable
+	}
+	asks := string(v[0]) == codeURLElicitationRequired
+	if !asks && v[1] != nil && v[1][0] == '{' {
+		var el [1][]byte
+		if err := jsonrpc.LookupStrict(v[1], elicitationsMember, el[:]); err != nil {
+			return ReasonUnreadable
+		}
+		asks = el[0] != nil
+	}
+	if asks && namesTheGate(e) {
+		return ReasonLookAlike
+	}
+	return ""
+}
+
+// codeURLElicitationRequired is the error code of a request that needs
+// the person to open a URL first (2025-11-25).
+const codeURLElicitationRequired = "-32042"
+
+var (
+	errorMembers       = []string{"code", "data"}
+	elicitationsMember = []string{"elicitations"}
+)
+
+// withholdError answers the client's request p with the gate's refusal
+// for reason in place of the server's error answer.
+func (s *Session) withholdError(p *pendingRequest, m jsonrpc.Message, reason string) {
+	s.log.Warn("error answer withheld", "server", s.cfg.Identity.ID, "reason", reason)
+	tool := ""
+	if p.call != nil {
+		tool = contract.SafeName(p.call.Tool.Name)
+	}
+	s.event(Event{Op: "result", Outcome: "withheld", Code: reason, Size: len(m.Error), Request: p.key})
+	s.withholdAnswer(p, reason, tool)
 }
 
 // inputRequestMembers are the members inputRequestsLookAlike reads of each
@@ -194,10 +246,10 @@ func (s *Session) withholdAnswer(p *pendingRequest, reason, tool string) {
 	s.toClient(jsonrpc.NewError(p.id, CodeRefused, msg, marshalData(d)))
 }
 
-// checkInputRequests delivers the answer to a prompts/get or
-// resources/read of a 2026-07-28 session, the other requests a server may
-// answer with input_required, unless its input requests could pass for
-// the gate's own.
+// checkInputRequests delivers the answer to a request other than a
+// tools/call, a listing or a handshake (prompts/get and resources/read
+// may be answered input_required in 2026-07-28) unless input requests in
+// it could pass for the gate's own.
 func (s *Session) checkInputRequests(p *pendingRequest, m jsonrpc.Message, frame []byte) {
 	var v [2][]byte
 	reason := ReasonUnreadable
@@ -215,9 +267,3 @@ func (s *Session) checkInputRequests(p *pendingRequest, m jsonrpc.Message, frame
 
 // inputRequestsMember are the members checkInputRequests reads.
 var inputRequestsMember = []string{"inputRequests", "requestState"}
-
-// mayAskForInput reports whether a 2026-07-28 server may answer method
-// with input_required (besides tools/call).
-func mayAskForInput(method string) bool {
-	return method == "prompts/get" || method == "resources/read"
-}
