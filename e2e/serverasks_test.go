@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -115,5 +116,61 @@ func TestGoSDKClientConfirmsThroughInputRequired(t *testing.T) {
 	defer mu.Unlock()
 	if len(asked) != 2 || !strings.HasPrefix(asked[0], "mcpseal: allow tool danger") {
 		t.Errorf("the person was asked %q", asked)
+	}
+}
+
+// TestGatewayGoSDKClientConfirmsThroughInputRequired: the same through
+// mcpseal gateway's shared 2026-07-28 session (a command route), where
+// the gate cannot send a request to one client among many: the question
+// goes in the call's answer to the caller who made it.
+func TestGatewayGoSDKClientConfirmsThroughInputRequired(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	file := filepath.Join(t.TempDir(), "scenario.json")
+	writeScenario(t, file, confirmScenario(w, nil))
+	var mu sync.Mutex
+	asked := 0
+	answer := &mcp.ElicitResult{Action: "decline"}
+	opts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked++
+		return answer, nil
+	}}
+	g := startGateway(t, w.home, scenarioRoute(file, "gw-mrtr", ""), "--policy", writePolicy(t, confirmPolicy))
+	cs, err := g.connectWith("", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult(); v == nil || v.ProtocolVersion != testmcp.ModernVersion {
+		t.Fatalf("the session is not 2026-07-28: %+v", v)
+	}
+	call := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "danger", Arguments: map[string]any{}})
+		return err
+	}
+	if err := call(); err == nil {
+		t.Error("a declined destructive call went through")
+	} else {
+		wantSDKError(t, err, -32012)
+	}
+	if n := w.count(0, "tools/call"); n != 0 {
+		t.Errorf("the declined call reached the server (%d tools/call)", n)
+	}
+	mu.Lock()
+	answer = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+	mu.Unlock()
+	if err := call(); err != nil {
+		t.Errorf("an explicit yes was refused: %v", err)
+	}
+	if n := w.count(0, "tools/call"); n != 1 {
+		t.Errorf("%d tools/call reached the server, want the confirmed one", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 2 {
+		t.Errorf("the person was asked %d times, want 2", asked)
 	}
 }
