@@ -316,7 +316,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 			}
 			p.call = &CallInfo{Profile: profile, Tool: def, Params: m.Params, Arguments: args, ClientCapabilities: s.caps[profile],
 				Drifted: pins != nil, Pinned: pinned}
-			state, ours, err := gateState(m.Params)
+			state, ours, err := gateState(params)
 			if err != nil {
 				s.refuseUnreadable(m.ID)
 				return

@@ -94,20 +94,12 @@ func (s *Session) askInResult(p *pendingRequest, v Verdict) {
 // multi round-trip retry.
 var retryMembers = []string{"requestState", "inputResponses"}
 
-// gateState reports whether the tools/call params carry a requestState
-// in the gate's space, and which; err when the members cannot be read
-// one way only (the state or the responses repeated, case variants, a
-// state that is not a string).
-func gateState(params []byte) (state string, ours bool, err error) {
-	var v [2][]byte
-	if err := jsonrpc.LookupStrict(params, retryMembers, v[:]); err != nil {
-		return "", false, err
-	}
-	if v[0] == nil {
-		return "", false, nil
-	}
-	state, err = jsonrpc.DecodeString(v[0])
-	if err != nil {
+// gateState reports whether the tools/call params (already read)
+// carry a requestState in the gate's space, and which; err when it
+// cannot be read one way only (repeated, a case variant, not a string).
+func gateState(params object) (state string, ours bool, err error) {
+	state, present, err := params.getString(retryMembers[0], false)
+	if err != nil || !present {
 		return "", false, err
 	}
 	return state, strings.HasPrefix(strings.ToLower(state), gateIDSpace), nil
