@@ -29,6 +29,15 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 	case Refuse:
 		s.refuseHeld(key, p, v.Refusal)
 	case Confirm:
+		if p.continues {
+			// The server's next round of a call the person confirmed.
+			s.event(Event{Op: "call", Outcome: "allowed", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Size: len(p.frame), Request: key})
+			s.release1(key, p)
+			if v.Timeout > 0 {
+				s.timeouts[key] = callTimeout{at: s.cfg.Now().Add(v.Timeout), refusal: v.TimeoutRefusal}
+			}
+			return
+		}
 		if !slices.Contains(p.call.ClientCapabilities, "elicitation") || v.Elicitation == nil {
 			r := v.Refusal
 			r.Extra = withExtra(r.Extra, "why", "confirmation-unavailable")
@@ -209,12 +218,21 @@ func (s *Session) checkResult(p *pendingRequest, m jsonrpc.Message, frame []byte
 		s.withholdAnswer(p, reason, name)
 		return
 	}
+	if p.confirmed != nil && !s.legacy {
+		var v [2][]byte
+		if jsonrpc.LookupStrict(m.Result, roundMembers, v[:]) == nil && string(v[0]) == `"input_required"` && v[1] != nil {
+			s.noteServerRound(p, v[1])
+		}
+	}
 	if s.cfg.Hooks.Result == nil {
 		s.toClientAs(frame, m, p.key)
 		return
 	}
 	s.deliverChecked(p, m, frame, s.cfg.Hooks.Result(*p.call, m.Result), len(m.Result))
 }
+
+// roundMembers are what checkResult reads of a confirmed call's answer.
+var roundMembers = []string{"resultType", "requestState"}
 
 // checkCallError applies the CallError hook to an error answer to a
 // tools/call.

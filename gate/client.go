@@ -56,6 +56,11 @@ type pendingRequest struct {
 	frame   []byte
 	refusal Refusal
 	answer  func([]byte) Verdict // judges a confirmation's answer
+	// confirmed is the question a person said yes to for this call (a
+	// 2026-07-28 retry), continues marks a call that carries the
+	// server's round after such a call (mrtr.go).
+	confirmed *askedCall
+	continues bool
 }
 
 // modernMeta is what a 2026-07-28 request says about its client.
@@ -325,6 +330,11 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 				// The person's answer to the gate's question (mrtr.go).
 				s.confirmRetry(m, frame, p, def, args, state)
 				return
+			}
+			if state != "" {
+				if c := s.continuesConfirmed(p, def, args, state); c != nil {
+					p.continues, p.confirmed = true, c // and its next round too
+				}
 			}
 			if s.cfg.Hooks.Call != nil {
 				p.id, p.frame, p.held = m.ID, frame, true

@@ -12,3 +12,11 @@ var (
 	NamesTheGate           = namesTheGate
 	InputRequestsLookAlike = inputRequestsLookAlike
 )
+
+// FoldsToNothing reports whether the look-alike fold reads no letter in r.
+func FoldsToNothing(r rune) bool {
+	if r < 0x80 {
+		return foldASCII(byte(r)) == 0
+	}
+	return len(appendFolded(nil, r)) == 0
+}

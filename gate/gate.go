@@ -500,6 +500,9 @@ func (s *Session) Deadline() time.Time {
 	if s.pages != nil && (d.IsZero() || s.pages.until.Before(d)) {
 		d = s.pages.until
 	}
+	if a := s.askedDeadline(); !a.IsZero() && (d.IsZero() || a.Before(d)) {
+		d = a
+	}
 	return d
 }
 
@@ -511,6 +514,7 @@ func (s *Session) Tick() []Out {
 		s.closeUnverified(ReasonTimeout, fmt.Sprintf("mcpseal: server %s did not list its contract within %s", s.cfg.Identity.Label, s.cfg.Limits.VerifyTimeout))
 	}
 	s.expireHolds()
+	s.pruneAsked()
 	s.expireCalls()
 	if s.pages != nil && !s.cfg.Now().Before(s.pages.until) {
 		s.pages = nil

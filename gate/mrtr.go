@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 	"time"
@@ -26,12 +27,13 @@ import (
 // inputResponses["mcpseal-confirm"] and the gate's requestState. The state
 // is 128 random bits the server never sees, good for one retry of that
 // call (the same tool, definition, arguments, client profile and caller)
-// until confirm_timeout. Only an explicit yes forwards the retry, with the
-// gate's requestState and inputResponses replaced by those of the call
-// that was asked about: a server's own round of questions under way goes
-// on as it was. Any other requestState is the server's, and the call is
+// until confirm_timeout. Only an explicit yes forwards a call, and it is
+// the call that was asked about, as it was sent (its own requestState and
+// inputResponses: a server's round of questions under way goes on), with
+// the retry's _meta. Any other requestState is the server's, and the call is
 // gated as any call (a server may not issue a state in the gate's space:
-// its answer is withheld as a look-alike).
+// its answer is withheld as a look-alike), except that a server's round
+// that continues a call the person confirmed is not put to them again.
 
 // confirmInputKey is the inputRequests key of the gate's question.
 const confirmInputKey = "mcpseal-confirm"
@@ -43,41 +45,60 @@ const statePrefix = "mcpseal-state-"
 // input_required answer, by the requestState it was given.
 type askedCall struct {
 	profile, tool, digest string
-	caller                Caller
-	args                  []byte // canonical arguments; nil when the call had none
-	// requestState and inputResponses of the call asked about (raw; nil
-	// when absent): a server's round of questions the retry goes on with.
-	state, responses []byte
-	until            time.Time
-	refusal          Refusal
-	answer           func([]byte) Verdict
-	timeout          time.Duration
-	timeoutRefusal   Refusal
+	caller                Caller // without JTIDigest: a refreshed token is the same caller
+	// args is the SHA-256 of the canonical arguments ("" when the call had
+	// none); params are the call's params as sent: what a yes forwards
+	// (with the retry's _meta), so the server runs what the person was
+	// asked about, byte for byte.
+	args    [32]byte
+	hasArgs bool
+	params  []byte
+	request string // the key of the call asked about, for its events
+	until   time.Time
+	refusal Refusal
+	answer  func([]byte) Verdict
+	timeout time.Duration
+	// timeoutRefusal answers the forwarded call past Timeout.
+	timeoutRefusal Refusal
 }
+
+// Bounds of the questions waiting for a retry, per session: a question
+// holds its call's params, and nobody need ever answer it.
+const (
+	maxAskedPerCaller = 16       // one caller of the gateway's shared session cannot take every place
+	maxAskedBytes     = 16 << 20 // the params held, all questions together
+)
 
 // askInResult answers the held call p with the gate's question v as an
 // input_required result (a 2026-07-28 session).
 func (s *Session) askInResult(p *pendingRequest, v Verdict) {
 	key := p.key
 	s.pruneAsked()
-	var prior [2][]byte
-	var args []byte
-	err := jsonrpc.LookupStrict(p.call.Params, retryMembers, prior[:])
-	if err == nil && p.call.Arguments != nil {
-		args, err = canon.Transform(p.call.Arguments)
+	caller := s.callerOf(key)
+	var args [32]byte
+	var err error
+	if p.call.Arguments != nil {
+		args, err = argsDigest(p.call.Arguments)
+	}
+	mine, held := 0, 0
+	for _, a := range s.asked {
+		held += len(a.params)
+		if a.caller == caller {
+			mine++
+		}
 	}
 	switch {
 	case err != nil:
-		s.refuseHeld(key, p, Refusal{Code: CodeRefused, Message: "mcpseal: the call's params are not readable unambiguously; not forwarded", Reason: ReasonUnreadable})
+		s.refuseHeld(key, p, Refusal{Code: CodeRefused, Message: "mcpseal: the call's arguments are not readable unambiguously; not forwarded", Reason: ReasonUnreadable})
 		return
-	case len(s.asked) >= s.cfg.Limits.MaxPending:
+	case len(s.asked) >= s.cfg.Limits.MaxPending || mine >= maxAskedPerCaller || held+len(p.call.Params) > maxAskedBytes:
 		s.refuseHeld(key, p, Refusal{Code: CodeRefused, Message: "mcpseal: too many confirmations waiting for an answer; not forwarded", Reason: ReasonQueueFull})
 		return
 	}
 	state := statePrefix + randomHex()
 	s.asked[state] = &askedCall{
-		profile: p.profile, tool: p.call.Tool.Name, digest: p.call.Tool.Digest, caller: s.callerOf(key),
-		args: args, state: bytes.Clone(prior[0]), responses: bytes.Clone(prior[1]),
+		profile: p.profile, tool: p.call.Tool.Name, digest: p.call.Tool.Digest, caller: caller,
+		args: args, hasArgs: p.call.Arguments != nil, params: bytes.Clone(p.call.Params), request: key,
 		until: s.cfg.Now().Add(s.cfg.ConfirmTimeout), refusal: v.Refusal, answer: v.Answer,
 		timeout: v.Timeout, timeoutRefusal: v.TimeoutRefusal,
 	}
@@ -88,6 +109,15 @@ func (s *Session) askInResult(p *pendingRequest, v Verdict) {
 	s.forget(key)
 	s.toClient(jsonrpc.NewResult(p.id, res))
 	s.event(Event{Op: "confirm", Outcome: "asked", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Request: key})
+}
+
+// argsDigest is the SHA-256 of the canonical form of a call's arguments.
+func argsDigest(args []byte) ([32]byte, error) {
+	c, err := canon.Transform(args)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return sha256.Sum256(c), nil
 }
 
 // retryMembers are the members of a tools/call's params that carry a
@@ -130,12 +160,12 @@ func (s *Session) confirmRetry(m jsonrpc.Message, frame []byte, p *pendingReques
 		refuse(a.refusal, "confirmation-timeout")
 		return
 	}
-	var canonArgs []byte
+	var sum [32]byte
 	var err error
 	if args != nil {
-		canonArgs, err = canon.Transform(args)
+		sum, err = argsDigest(args)
 	}
-	if err != nil || a.profile != p.profile || a.tool != def.Name || a.digest != def.Digest || a.caller != s.callerOf(p.key) || !bytes.Equal(a.args, canonArgs) {
+	if err != nil || a.profile != p.profile || a.tool != def.Name || a.digest != def.Digest || a.caller != s.callerOf(p.key) || a.hasArgs != (args != nil) || a.args != sum {
 		refuse(Refusal{}, "confirmation-mismatch")
 		return
 	}
@@ -166,14 +196,18 @@ func (s *Session) confirmRetry(m jsonrpc.Message, frame []byte, p *pendingReques
 		s.refuseHeld(p.key, p, r)
 		return
 	}
-	params, err := replaceRetry(p.call.Params, a.state, a.responses)
+	params, err := withMeta(a.params, p.call.Params)
 	if err != nil {
 		refuse(Refusal{}, "unreadable")
 		return
 	}
-	p.call.Params = params
+	p.call.Params, p.call.Arguments = params, nil
+	if args, present, err := lookup(params, "arguments"); err == nil && present {
+		p.call.Arguments = args
+	}
 	p.frame = jsonrpc.NewRequest(m.ID, methodToolsCall, params)
 	s.event(Event{Op: "confirm", Outcome: "accepted", Kind: contract.Tools, Name: name, Digest: def.Digest, Request: p.key})
+	p.confirmed = a
 	s.release1(p.key, p)
 	if a.timeout > 0 {
 		s.timeouts[p.key] = callTimeout{at: s.cfg.Now().Add(a.timeout), refusal: a.timeoutRefusal}
@@ -184,14 +218,19 @@ func (s *Session) confirmRetry(m jsonrpc.Message, frame []byte, p *pendingReques
 // answer.
 var confirmInputMember = []string{confirmInputKey}
 
-// replaceRetry returns params with its requestState and inputResponses
-// replaced by state and responses (raw; nil: left out).
-func replaceRetry(params, state, responses []byte) ([]byte, error) {
-	ms, err := jsonrpc.Members(params)
+// withMeta returns the params asked about with the retry's _meta (the
+// retry's progress token, the profile already checked equal), or with
+// none when the retry has none.
+func withMeta(asked, retry []byte) ([]byte, error) {
+	ms, err := jsonrpc.Members(asked)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(params)+len(state)+len(responses))
+	meta, _, err := lookup(retry, "_meta")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(asked)+len(meta))
 	out = append(out, '{')
 	add := func(k string, v []byte) {
 		if len(out) > 1 {
@@ -202,37 +241,57 @@ func replaceRetry(params, state, responses []byte) ([]byte, error) {
 		out = append(out, v...)
 	}
 	for _, m := range ms {
-		if m.Key != retryMembers[0] && m.Key != retryMembers[1] {
+		if m.Key != "_meta" {
 			add(m.Key, m.Value)
 		}
 	}
-	if state != nil {
-		add(retryMembers[0], state)
-	}
-	if responses != nil {
-		add(retryMembers[1], responses)
+	if meta != nil {
+		add("_meta", meta)
 	}
 	return append(out, '}'), nil
 }
 
-// pruneAsked forgets the questions whose time is up.
+// pruneAsked forgets the questions whose time is up, and reports each as
+// a confirmation that was not answered in time.
 func (s *Session) pruneAsked() {
 	now := s.cfg.Now()
-	for k, a := range s.asked {
-		if !now.Before(a.until) {
-			delete(s.asked, k)
+	for _, k := range sortedKeys(s.asked) {
+		a := s.asked[k]
+		if now.Before(a.until) {
+			continue
 		}
+		delete(s.asked, k)
+		if a.params == nil {
+			continue // a server's round (noteServerRound): nobody was asked
+		}
+		code := a.refusal.Reason
+		if code == "" {
+			code = ReasonConfirmRetry
+		}
+		s.event(Event{Op: "confirm", Outcome: "refused", Code: code, Kind: contract.Tools, Name: contract.SafeName(a.tool), Digest: a.digest, Request: a.request})
 	}
 }
 
+// askedDeadline is when the next question runs out, zero for none.
+func (s *Session) askedDeadline() time.Time {
+	var d time.Time
+	for _, a := range s.asked {
+		if d.IsZero() || a.until.Before(d) {
+			d = a.until
+		}
+	}
+	return d
+}
+
 // callerOf is the authenticated caller of the request key (the gateway's
-// shared 2026-07-28 session), the zero Caller otherwise.
+// shared 2026-07-28 session) without its token's jti, the zero Caller
+// otherwise.
 func (s *Session) callerOf(key string) Caller {
 	if s.cfg.CallerOf == nil {
 		return Caller{}
 	}
 	if c := s.cfg.CallerOf(key); c != nil {
-		return *c
+		return Caller{Subject: c.Subject, Issuer: c.Issuer, ClientID: c.ClientID}
 	}
 	return Caller{}
 }
@@ -244,4 +303,59 @@ func randomHex() string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return hex.EncodeToString(b[:])
+}
+
+// A server's own round of questions after a confirmed call goes on without
+// the person being asked again: the server's requestState in its
+// input_required answer to the call is remembered (under roundKey) with
+// the call it continues, and the retry that carries it, of that same call,
+// counts as confirmed (Confirm verdicts allow it) once.
+
+// roundKey is the key in Session.asked of a server's requestState that
+// continues a confirmed call: no requestState the gate issues starts so.
+func roundKey(state string) string { return "\x00" + state }
+
+// noteServerRound remembers the server's requestState (raw) in its
+// input_required answer to the confirmed call p.
+func (s *Session) noteServerRound(p *pendingRequest, state []byte) {
+	st, err := jsonrpc.DecodeString(state)
+	if err != nil || p.confirmed == nil {
+		return
+	}
+	s.pruneAsked()
+	mine := 0
+	for _, a := range s.asked {
+		if a.caller == p.confirmed.caller {
+			mine++
+		}
+	}
+	if len(s.asked) >= s.cfg.Limits.MaxPending || mine >= maxAskedPerCaller {
+		return // the person is asked again: fail safe
+	}
+	c := *p.confirmed
+	c.params, c.request, c.until = nil, p.key, s.cfg.Now().Add(s.cfg.ConfirmTimeout)
+	s.asked[roundKey(st)] = &c
+}
+
+// continuesConfirmed returns the confirmed call that the call p, of def
+// with args, continues when it carries the server's requestState of a
+// round after that call and is the same call, else nil; the round is used
+// up either way.
+func (s *Session) continuesConfirmed(p *pendingRequest, def contract.Definition, args []byte, state string) *askedCall {
+	k := roundKey(state)
+	a := s.asked[k]
+	if a == nil {
+		return nil
+	}
+	delete(s.asked, k)
+	var sum [32]byte
+	var err error
+	if args != nil {
+		sum, err = argsDigest(args)
+	}
+	if err == nil && s.cfg.Now().Before(a.until) && a.profile == p.profile && a.tool == def.Name && a.digest == def.Digest &&
+		a.caller == s.callerOf(p.key) && a.hasArgs == (args != nil) && a.args == sum {
+		return a
+	}
+	return nil
 }

@@ -208,3 +208,112 @@ func TestServerStateInTheGatesSpaceWithheld(t *testing.T) {
 		t.Errorf("code %d reason %q", code, data.Reason)
 	}
 }
+
+// TestModernConfirmationQuestionsBounded: questions wait for retries that
+// need never come, each holding its call's params. One caller of the
+// gateway's shared session may have at most 16 waiting, so it cannot take
+// every place from the others (sixth red team, 2026-12-02).
+func TestModernConfirmationQuestionsBounded(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather)
+	srv.modern = true
+	srv.manual["tools/call"] = true
+	h := newHarness(t, t.TempDir(), pin.Guard, srv, func(c *gate.Config) {
+		c.CallerOf = func(request string) *gate.Caller {
+			if strings.HasPrefix(request, "n:9") { // ids 900 and up
+				return &gate.Caller{Subject: "alice", Issuer: "idp", JTIDigest: "sha256:" + request}
+			}
+			return &gate.Caller{Subject: "mallory", Issuer: "idp", JTIDigest: "sha256:" + request}
+		}
+		c.Hooks.Call = func(gate.CallInfo) gate.Verdict {
+			return gate.Verdict{Kind: gate.Confirm, Elicitation: []byte(`{"message":"mcpseal: allow?"}`), Refusal: gate.Refusal{Code: -32012, Reason: "confirm-declined"}}
+		}
+	})
+	h.client(modernReq(1, "tools/list", `{"elicitation":{}}`, ""))
+	for i := range 16 {
+		question(t, h, 100+i, "")
+	}
+	got := h.client(modernReq(140, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":{"city":"Oslo"}`))
+	if code, data := errorOf(t, got[0]); code != gate.CodeRefused || data.Reason != gate.ReasonQueueFull {
+		t.Errorf("mallory's 17th waiting question: code %d reason %q", code, data.Reason)
+	}
+	// Alice is still asked, and her token's jti may change in between.
+	st := question(t, h, 900, "")
+	if got := retry(h, 901, `{"city":"Oslo"}`, st, yes, ""); len(got) != 0 || len(srv.pendingManual) != 1 {
+		t.Errorf("alice's confirmed retry (a new jti): %q", got)
+	}
+}
+
+// TestModernConfirmationForwardsTheCallAskedAbout: a yes forwards the
+// call the person was asked about, as it was sent, with the retry's _meta:
+// not arguments that only equal it as doubles, nor members the retry
+// added (sixth red team, 2026-12-02).
+func TestModernConfirmationForwardsTheCallAskedAbout(t *testing.T) {
+	t.Parallel()
+	h, srv := mrtrHarness(t, nil)
+	got := h.client(modernReq(10, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":{"city":"Oslo","account":12345678901234567890}`))
+	var q struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if len(got) != 1 || json.Unmarshal([]byte(got[0]), &q) != nil || q.Result.RequestState == "" {
+		t.Fatalf("question: %q", got)
+	}
+	if got := retry(h, 11, `{"city":"Oslo","account":12345678901234567891}`, q.Result.RequestState, yes, `,"dryRun":false`); len(got) != 0 || len(srv.pendingManual) != 1 {
+		t.Fatalf("retry: %q", got)
+	}
+	fwd := string(srv.pendingManual[0].Params)
+	if !strings.Contains(fwd, `12345678901234567890`) || strings.Contains(fwd, `67891`) || strings.Contains(fwd, "dryRun") || !strings.Contains(fwd, `"_meta":{`) {
+		t.Errorf("forwarded %s", fwd)
+	}
+}
+
+// TestModernConfirmationUnansweredIsAudited: a question nobody answers is
+// reported, at its confirm_timeout, as a confirmation refused.
+func TestModernConfirmationUnansweredIsAudited(t *testing.T) {
+	t.Parallel()
+	var events []gate.Event
+	h, _ := mrtrHarness(t, &events)
+	question(t, h, 10, "")
+	if d := h.s.Deadline(); d.IsZero() || d.After(h.now.Add(time.Minute)) {
+		t.Errorf("deadline %v: the question's timeout is not in it", d)
+	}
+	h.now = h.now.Add(2 * time.Minute)
+	events = nil
+	h.pump(h.s.Tick())
+	if len(events) != 1 || events[0].Op != "confirm" || events[0].Outcome != "refused" || events[0].Request == "" {
+		t.Errorf("events at the timeout: %+v", events)
+	}
+}
+
+// TestModernConfirmationCoversTheServersNextRound: the server answers the
+// confirmed call with a question of its own; the call sent again with the
+// server's answer and state is not put to the person a second time — once
+// (sixth red team: a multi-round server asked the person every round).
+func TestModernConfirmationCoversTheServersNextRound(t *testing.T) {
+	t.Parallel()
+	asks := 0
+	h, srv := mrtrHarness(t, nil)
+	st := question(t, h, 10, "")
+	asks++
+	retry(h, 11, `{"city":"Oslo"}`, st, yes, "")
+	got := h.serverSays(`{"jsonrpc":"2.0","id":11,"result":{"resultType":"input_required","inputRequests":{"unit":{"method":"elicitation/create","params":{"message":"Unit?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"srv-2"}}`)
+	if len(got) != 1 || !strings.Contains(got[0], `"srv-2"`) {
+		t.Fatalf("the server's round: %q", got)
+	}
+	next := `,"requestState":"srv-2","inputResponses":{"unit":{"action":"accept","content":{"u":"C"}}}`
+	if got := h.client(modernReq(12, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":{"city":"Oslo"}`+next)); len(got) != 0 || len(srv.pendingManual) != 2 {
+		t.Fatalf("the server's next round was put to the person again: %q", got)
+	}
+	if !strings.Contains(string(srv.pendingManual[1].Params), `"srv-2"`) {
+		t.Errorf("forwarded %s", srv.pendingManual[1].Params)
+	}
+	// The round is used up: the same state again, or another call under
+	// it, is asked about.
+	question(t, h, 13, next)
+	got = h.client(modernReq(14, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":{"city":"Bergen"},"requestState":"srv-2"`))
+	if len(got) != 1 || !strings.Contains(got[0], "mcpseal-confirm") {
+		t.Errorf("another call under a used round: %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -43,7 +44,8 @@ func namesTheGate(v []byte) bool {
 	}
 	folded := make([]byte, 0, len(c))
 	for i := 0; i < len(c); {
-		if c[i] == '\\' {
+		switch {
+		case c[i] == '\\':
 			// canon writes only the short escapes and \u00XX for control
 			// characters: none is a letter.
 			if i+1 < len(c) && c[i+1] == 'u' {
@@ -52,6 +54,20 @@ func namesTheGate(v []byte) bool {
 				i += 2
 			}
 			continue
+		case c[i] == '&' || c[i] == '%':
+			// An HTML character reference (&#109; &#x6d;) or a URL's
+			// percent-encoding (%6D) a client may render or resolve.
+			if r, n := decodeReference(c[i:]); n > 0 {
+				i += n
+				if r < utf8.RuneSelf {
+					if l := foldASCII(byte(r)); l != 0 {
+						folded = append(folded, l)
+					}
+				} else {
+					folded = appendFolded(folded, r)
+				}
+				continue
+			}
 		}
 		if c[i] < utf8.RuneSelf {
 			if l := foldASCII(c[i]); l != 0 {
@@ -64,8 +80,56 @@ func namesTheGate(v []byte) bool {
 		i += n
 		folded = appendFolded(folded, r)
 	}
+	if spellsTheGate(folded) {
+		return true
+	}
+	// Right-to-left overrides and isolates (dropped above) show the text
+	// reversed.
+	slices.Reverse(folded)
+	return spellsTheGate(folded)
+}
+
+// spellsTheGate reports whether folded letters spell the gate's name,
+// reading rn as m.
+func spellsTheGate(folded []byte) bool {
 	return bytes.Contains(folded, []byte(gateName)) ||
-		bytes.Contains(folded, []byte("rn")) && bytes.Contains(bytes.ReplaceAll(folded, []byte("rn"), []byte("m")), []byte(gateName))
+		bytes.Contains(folded, []byte("rn")) && bytes.Contains(bytes.ReplaceAll(folded, []byte("rn"), []byte("m")), []byte(gateName)) ||
+		bytes.Contains(folded, []byte("nr")) && bytes.Contains(bytes.ReplaceAll(folded, []byte("nr"), []byte("m")), []byte(gateName))
+}
+
+// decodeReference decodes the HTML numeric character reference or the
+// percent-encoded byte at the start of b; n is 0 when there is none.
+func decodeReference(b []byte) (r rune, n int) {
+	if b[0] == '%' {
+		if len(b) >= 3 && isHex(b[1]) && isHex(b[2]) {
+			return rune(unhex(b[1])<<4 | unhex(b[2])), 3
+		}
+		return 0, 0
+	}
+	if len(b) < 4 || b[1] != '#' {
+		return 0, 0
+	}
+	i, base := 2, rune(10)
+	if b[2] == 'x' || b[2] == 'X' {
+		i, base = 3, 16
+	}
+	start := i
+	for ; i < len(b) && i-start < 8 && (base == 16 && isHex(b[i]) || b[i] >= '0' && b[i] <= '9'); i++ {
+		r = r*base + rune(unhex(b[i]))
+	}
+	if i == start || i >= len(b) || b[i] != ';' || r > unicode.MaxRune {
+		return 0, 0
+	}
+	return r, i + 1
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c|0x20 - 'a' + 10
 }
 
 // foldASCII is the letter a person reads the ASCII character c as, '?'
@@ -102,6 +166,9 @@ func appendFolded(folded []byte, r rune) []byte {
 	switch {
 	case found:
 		return append(folded, lookAlikeTable[i].s...)
+	case unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+		// Letters that show as nothing (the Hangul fillers).
+		return folded
 	case unicode.IsLetter(r) || unicode.IsDigit(r):
 		return append(folded, '?')
 	}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/pin"
@@ -93,6 +92,12 @@ func TestLookAlikeElicitationRefused(t *testing.T) {
 		`ᴍᴄᴘꜱᴇᴀʟ: allow?`, `ΜCPSEAL: allow?`, `ᎷᏟᏢᏚᎬᎪᏞ: allow?`, `ℳcpseal: allow?`, `𝓂𝒸𝓅𝓈ℯ𝒶𝓁: allow?`,
 		`mcpseaℓ: allow?`, `🅼🅲🅿🆂🅴🅰🅻: allow?`, `🄼🄲🄿🅂🄴🄰🄻: allow?`, `ᵐᶜᵖˢᵉᵃˡ: allow?`, `mcpsēal: allow?`,
 		`mcpseãl: allow?`, `mĉpseal: allow?`, `mcpseaI: allow?`, `rncpseal: allow?`, `mcpsea|: allow?`,
+		// The seventh red team: letters that show as nothing, text shown
+		// reversed, character references and percent-encoding a client
+		// renders or resolves, combining letters drawn above.
+		`mcㅤpseal: allow?`, `mcᅠpseal: allow?`, `mcpsﾠeal: allow?`,
+		`‮?ecno nur ot ynam loot wolla :laespcm‬`, `&#109;cpseal: allow?`, `&#x6D;cpseal: allow?`,
+		`see https://%6Dcpseal.example/ok`, `mcpseͣl: allow?`,
 	} {
 		req := `{"jsonrpc":"2.0","id":"e` + strconv.Itoa(i) + `","method":"elicitation/create","params":{"message":"` + msg + `",` + form + `}}`
 		toClient, toServer := fromServerRaw(h, req)
@@ -210,7 +215,7 @@ func FuzzLookAlike(f *testing.F) {
 	f.Fuzz(func(t *testing.T, params, name, sep string) {
 		gate.NamesTheGate([]byte(params))
 		gate.InputRequestsLookAlike([]byte(params), nil)
-		if !strings.EqualFold(name, "mcpseal") || strings.ContainsFunc(sep, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		if !strings.EqualFold(name, "mcpseal") || strings.ContainsFunc(sep, func(r rune) bool { return !gate.FoldsToNothing(r) || r == '&' || r == '%' || r == '\\' }) {
 			return
 		}
 		spelled := strings.Join(strings.Split(name, ""), sep)

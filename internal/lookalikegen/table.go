@@ -25,6 +25,9 @@ var extra = map[rune]string{
 	'ᴊ': "j", 'ᴋ': "k", 'ʟ': "l", 'ᴍ': "m", 'ɴ': "n", 'ᴏ': "o", 'ᴘ': "p", 'ꞯ': "q", 'ʀ': "r",
 	'ꜱ': "s", 'ᴛ': "t", 'ᴜ': "u", 'ᴠ': "v", 'ᴡ': "w", 'ʏ': "y", 'ᴢ': "z",
 	'м': "m", 'т': "t", 'н': "h", 'к': "k", 'в': "b", 'ӎ': "m", 'ԛ': "q",
+	// Combining Latin small letters: marks, drawn as letters above.
+	0x363: "a", 0x364: "e", 0x365: "i", 0x366: "o", 0x367: "u", 0x368: "c", 0x369: "d",
+	0x36A: "h", 0x36B: "m", 0x36C: "r", 0x36D: "t", 0x36E: "v", 0x36F: "x",
 }
 
 // letterRanges are blocks of enclosed Latin capitals, A to Z, that have no
