@@ -129,7 +129,7 @@ func unhex(c byte) byte {
 	if c <= '9' {
 		return c - '0'
 	}
-	return c|0x20 - 'a' + 10
+	return c | 0x20 - 'a' + 10
 }
 
 // foldASCII is the letter a person reads the ASCII character c as, '?'
