@@ -30,7 +30,18 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 		s.refuseHeld(key, p, v.Refusal)
 	case Confirm:
 		if p.continues {
-			// The server's next round of a call the person confirmed.
+			// The server's next round of a call the person confirmed: the
+			// call as they approved it, with the answers to the server.
+			params, err := continuation(p.confirmed, p.call.Params)
+			if err != nil {
+				s.refuseHeld(key, p, Refusal{Code: CodeRefused, Message: "mcpseal: the call's params are not readable unambiguously; not forwarded", Reason: ReasonUnreadable})
+				return
+			}
+			p.call.Params = params
+			p.frame = jsonrpc.NewRequest(p.id, methodToolsCall, params)
+			if args, present, err := lookup(params, "arguments"); err == nil && present {
+				p.call.Arguments = args
+			}
 			s.event(Event{Op: "call", Outcome: "allowed", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Size: len(p.frame), Request: key})
 			s.release1(key, p)
 			if v.Timeout > 0 {

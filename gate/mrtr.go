@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,10 @@ type askedCall struct {
 	hasArgs bool
 	params  []byte
 	request string // the key of the call asked about, for its events
+	// round marks a server's round after a confirmed call (noteServerRound),
+	// rounds how many came before it since the person's yes.
+	round   bool
+	rounds  int
 	until   time.Time
 	refusal Refusal
 	answer  func([]byte) Verdict
@@ -65,8 +70,11 @@ type askedCall struct {
 // Bounds of the questions waiting for a retry, per session: a question
 // holds its call's params, and nobody need ever answer it.
 const (
-	maxAskedPerCaller = 16       // one caller of the gateway's shared session cannot take every place
+	maxAskedPerCaller = 16       // one authenticated caller of the gateway's shared session cannot take every place
 	maxAskedBytes     = 16 << 20 // the params held, all questions together
+	// maxServerRounds bounds the server's rounds one yes covers, all
+	// within confirm_timeout of it.
+	maxServerRounds = 8
 )
 
 // askInResult answers the held call p with the gate's question v as an
@@ -91,7 +99,7 @@ func (s *Session) askInResult(p *pendingRequest, v Verdict) {
 	case err != nil:
 		s.refuseHeld(key, p, Refusal{Code: CodeRefused, Message: "mcpseal: the call's arguments are not readable unambiguously; not forwarded", Reason: ReasonUnreadable})
 		return
-	case len(s.asked) >= s.cfg.Limits.MaxPending || mine >= maxAskedPerCaller || held+len(p.call.Params) > maxAskedBytes:
+	case len(s.asked) >= s.cfg.Limits.MaxPending || s.cfg.CallerOf != nil && mine >= maxAskedPerCaller || held+len(p.call.Params) > maxAskedBytes:
 		s.refuseHeld(key, p, Refusal{Code: CodeRefused, Message: "mcpseal: too many confirmations waiting for an answer; not forwarded", Reason: ReasonQueueFull})
 		return
 	}
@@ -207,6 +215,7 @@ func (s *Session) confirmRetry(m jsonrpc.Message, frame []byte, p *pendingReques
 	}
 	p.frame = jsonrpc.NewRequest(m.ID, methodToolsCall, params)
 	s.event(Event{Op: "confirm", Outcome: "accepted", Kind: contract.Tools, Name: name, Digest: def.Digest, Request: p.key})
+	a.until, a.rounds = s.cfg.Now().Add(s.cfg.ConfirmTimeout), 0 // the server's rounds after it: within this
 	p.confirmed = a
 	s.release1(p.key, p)
 	if a.timeout > 0 {
@@ -261,7 +270,7 @@ func (s *Session) pruneAsked() {
 			continue
 		}
 		delete(s.asked, k)
-		if a.params == nil {
+		if a.round {
 			continue // a server's round (noteServerRound): nobody was asked
 		}
 		code := a.refusal.Reason
@@ -323,19 +332,60 @@ func (s *Session) noteServerRound(p *pendingRequest, state []byte) {
 		return
 	}
 	s.pruneAsked()
-	mine := 0
+	mine, held := 0, 0
 	for _, a := range s.asked {
+		held += len(a.params)
 		if a.caller == p.confirmed.caller {
 			mine++
 		}
 	}
-	if len(s.asked) >= s.cfg.Limits.MaxPending || mine >= maxAskedPerCaller {
+	c := *p.confirmed
+	if c.rounds >= maxServerRounds || !s.cfg.Now().Before(c.until) || len(s.asked) >= s.cfg.Limits.MaxPending ||
+		s.cfg.CallerOf != nil && mine >= maxAskedPerCaller || held+len(c.params) > maxAskedBytes {
 		return // the person is asked again: fail safe
 	}
-	c := *p.confirmed
-	c.params, c.request, c.until = nil, p.key, s.cfg.Now().Add(s.cfg.ConfirmTimeout)
+	c.round, c.rounds, c.request = true, c.rounds+1, p.key
 	s.asked[roundKey(st)] = &c
 }
+
+// continuation is the params a call that continues the confirmed call a
+// forwards: a's name, arguments and other members, as the person
+// approved them, with the retry's requestState, inputResponses (the
+// answers to the server's questions) and _meta.
+func continuation(a *askedCall, retry []byte) ([]byte, error) {
+	ms, err := jsonrpc.Members(a.params)
+	if err != nil {
+		return nil, err
+	}
+	var v [3][]byte
+	if err := jsonrpc.LookupStrict(retry, continuationMembers, v[:]); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(a.params)+len(retry))
+	out = append(out, '{')
+	add := func(k string, v []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, k)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	for _, m := range ms {
+		if !slices.Contains(continuationMembers, m.Key) {
+			add(m.Key, m.Value)
+		}
+	}
+	for i, k := range continuationMembers {
+		if v[i] != nil {
+			add(k, v[i])
+		}
+	}
+	return append(out, '}'), nil
+}
+
+// continuationMembers are what a continuation takes from the retry.
+var continuationMembers = []string{"requestState", "inputResponses", "_meta"}
 
 // continuesConfirmed returns the confirmed call that the call p, of def
 // with args, continues when it carries the server's requestState of a

@@ -317,3 +317,51 @@ func TestModernConfirmationCoversTheServersNextRound(t *testing.T) {
 		t.Errorf("another call under a used round: %q", got)
 	}
 }
+
+// TestModernConfirmationServerRoundsBounded: one yes covers the server's
+// later rounds of that call (the same arguments) as the person approved
+// it — its params as sent, not the retry's — for at most 8 rounds and within confirm_timeout of the
+// yes; past either the person is asked again (eighth red team,
+// 2026-12-02). Without authentication (stdio) there is no per-caller
+// bound of 16 questions.
+func TestModernConfirmationServerRoundsBounded(t *testing.T) {
+	t.Parallel()
+	h, srv := mrtrHarness(t, nil)
+	st := question(t, h, 10, "")
+	retry(h, 11, `{"city":"Oslo"}`, st, yes, "")
+	id := 11
+	round := func(args string) []string {
+		t.Helper()
+		state := "srv-" + strconv.Itoa(id)
+		got := h.serverSays(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":{"resultType":"input_required","inputRequests":{"u":{"method":"elicitation/create","params":{"message":"Unit?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"` + state + `"}}`)
+		if len(got) != 1 {
+			t.Fatalf("round after %d: %q", id, got)
+		}
+		id++
+		return h.client(modernReq(id, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":`+args+`,"requestState":"`+state+`","inputResponses":{"u":{"action":"accept","content":{}}},"dryRun":true`))
+	}
+	for r := 1; r <= 8; r++ {
+		if got := round(`{ "city": "Oslo" }`); len(got) != 0 {
+			t.Fatalf("round %d was put to the person: %q", r, got)
+		}
+		fwd := string(srv.pendingManual[len(srv.pendingManual)-1].Params)
+		if !strings.Contains(fwd, `"arguments":{"city":"Oslo"}`) || strings.Contains(fwd, "dryRun") || !strings.Contains(fwd, `"requestState":"srv-`) || !strings.Contains(fwd, `"inputResponses":{"u"`) {
+			t.Fatalf("round %d forwarded %s, not the approved call with the server's round", r, fwd)
+		}
+	}
+	if got := round(`{"city":"Oslo"}`); len(got) != 1 || !strings.Contains(got[0], "mcpseal-confirm") {
+		t.Errorf("a ninth round was not put to the person: %q", got)
+	}
+	// Within the time of the yes only.
+	st = question(t, h, 100, "")
+	id = 101
+	retry(h, id, `{"city":"Oslo"}`, st, yes, "")
+	h.now = h.now.Add(2 * time.Minute)
+	if got := round(`{"city":"Oslo"}`); len(got) != 1 || !strings.Contains(got[0], "mcpseal-confirm") {
+		t.Errorf("a round past confirm_timeout of the yes was not put to the person: %q", got)
+	}
+	// No caller identity: more than 16 questions may wait.
+	for i := range 20 {
+		question(t, h, 200+i, "")
+	}
+}

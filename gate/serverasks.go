@@ -32,95 +32,165 @@ const gateName = "mcpseal"
 // mentions mcpseal anywhere in its strings or member names, as a person
 // would read them: case, width, decomposition and marks, the letters of
 // other scripts and the symbols that read as Latin ones (Unicode's
-// confusables, lookAlikeTable), I, | and 1 for l, rn for m, escapes, and
-// every character that is not a letter (spaces, punctuation, invisible
-// and combining marks) do not count. A value the gate cannot read one way
-// only (invalid JSON, a repeated member) counts as naming it: a client may
-// read the other copy.
+// confusables, lookAlikeTable), I, | and 1 for l, rn for m, escapes, HTML
+// character references and percent-encoding (decoded up to three times),
+// right-to-left overrides and isolates (their runs read reversed, and the
+// whole text too), and every character that is not a letter (spaces,
+// punctuation, invisible and combining marks) do not count. A value the
+// gate cannot read one way only (invalid JSON, a repeated member) counts as
+// naming it: a client may read the other copy.
 func namesTheGate(v []byte) bool {
 	c, err := canon.Transform(v)
 	if err != nil {
 		return true
 	}
-	folded := make([]byte, 0, len(c))
+	text := make([]byte, 0, len(c))
 	for i := 0; i < len(c); {
-		switch {
-		case c[i] == '\\':
-			// canon writes only the short escapes and \u00XX for control
-			// characters: none is a letter.
-			if i+1 < len(c) && c[i+1] == 'u' {
-				i += 6
-			} else {
-				i += 2
-			}
+		if c[i] != '\\' {
+			text = append(text, c[i])
+			i++
 			continue
-		case c[i] == '&' || c[i] == '%':
-			// An HTML character reference (&#109; &#x6d;) or a URL's
-			// percent-encoding (%6D) a client may render or resolve.
-			if r, n := decodeReference(c[i:]); n > 0 {
-				i += n
-				if r < utf8.RuneSelf {
-					if l := foldASCII(byte(r)); l != 0 {
-						folded = append(folded, l)
-					}
-				} else {
-					folded = appendFolded(folded, r)
-				}
-				continue
-			}
 		}
-		if c[i] < utf8.RuneSelf {
-			if l := foldASCII(c[i]); l != 0 {
+		// canon writes only the short escapes and \u00XX for control
+		// characters: none is a letter.
+		if i+1 < len(c) && c[i+1] == 'u' {
+			i += 6
+		} else {
+			i += 2
+		}
+	}
+	for range 3 {
+		decoded, changed := decodeReferences(text)
+		if !changed {
+			break
+		}
+		text = decoded
+	}
+	folded := foldText(text)
+	if spellsTheGate(folded) {
+		return true
+	}
+	slices.Reverse(folded)
+	return spellsTheGate(folded)
+}
+
+// foldText folds UTF-8 text letter by letter (foldASCII, appendFolded),
+// reversing what a right-to-left override or isolate shows reversed.
+func foldText(text []byte) []byte {
+	folded := make([]byte, 0, len(text))
+	var runs []int // start in folded of each open embedding; -1: left-to-right
+	closeRun := func() {
+		if k := runs[len(runs)-1]; k >= 0 {
+			slices.Reverse(folded[k:])
+		}
+		runs = runs[:len(runs)-1]
+	}
+	for i := 0; i < len(text); {
+		if text[i] < utf8.RuneSelf {
+			if l := foldASCII(text[i]); l != 0 {
 				folded = append(folded, l)
 			}
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRune(c[i:])
+		r, n := utf8.DecodeRune(text[i:])
 		i += n
-		folded = appendFolded(folded, r)
+		switch r {
+		case 0x202B, 0x202E, 0x2067: // RLE, RLO, RLI
+			runs = append(runs, len(folded))
+		case 0x202A, 0x202D, 0x2066, 0x2068: // LRE, LRO, LRI, FSI
+			runs = append(runs, -1)
+		case 0x202C, 0x2069: // PDF, PDI
+			if len(runs) > 0 {
+				closeRun()
+			}
+		default:
+			folded = appendFolded(folded, r)
+		}
 	}
-	if spellsTheGate(folded) {
-		return true
+	for len(runs) > 0 {
+		closeRun()
 	}
-	// Right-to-left overrides and isolates (dropped above) show the text
-	// reversed.
-	slices.Reverse(folded)
-	return spellsTheGate(folded)
+	return folded
 }
 
 // spellsTheGate reports whether folded letters spell the gate's name,
 // reading rn as m.
 func spellsTheGate(folded []byte) bool {
 	return bytes.Contains(folded, []byte(gateName)) ||
-		bytes.Contains(folded, []byte("rn")) && bytes.Contains(bytes.ReplaceAll(folded, []byte("rn"), []byte("m")), []byte(gateName)) ||
-		bytes.Contains(folded, []byte("nr")) && bytes.Contains(bytes.ReplaceAll(folded, []byte("nr"), []byte("m")), []byte(gateName))
+		bytes.Contains(folded, []byte("rn")) && bytes.Contains(bytes.ReplaceAll(folded, []byte("rn"), []byte("m")), []byte(gateName))
 }
 
-// decodeReference decodes the HTML numeric character reference or the
-// percent-encoded byte at the start of b; n is 0 when there is none.
-func decodeReference(b []byte) (r rune, n int) {
-	if b[0] == '%' {
-		if len(b) >= 3 && isHex(b[1]) && isHex(b[2]) {
-			return rune(unhex(b[1])<<4 | unhex(b[2])), 3
+// decodeReferences decodes, once, the HTML character references (&#109;
+// &#x6d; with or without the semicolon, any number of digits; &amp;; the
+// letters &mopf; &mscr; &mfr;) and the percent-encoded bytes (%6D, and
+// UTF-8 as %D1%81) in text, as a client may render or resolve them.
+func decodeReferences(text []byte) ([]byte, bool) {
+	if !bytes.ContainsAny(text, "&%") {
+		return text, false
+	}
+	out := make([]byte, 0, len(text))
+	changed := false
+	for i := 0; i < len(text); {
+		switch text[i] {
+		case '%':
+			if i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]) {
+				out = append(out, unhex(text[i+1])<<4|unhex(text[i+2]))
+				i += 3
+				changed = true
+				continue
+			}
+		case '&':
+			if r, n := characterReference(text[i:]); n > 0 {
+				out = utf8.AppendRune(out, r)
+				i += n
+				changed = true
+				continue
+			}
 		}
+		out = append(out, text[i])
+		i++
+	}
+	return out, changed
+}
+
+// characterReference decodes the HTML character reference at the start
+// of b (which starts with '&'); n is 0 when there is none.
+func characterReference(b []byte) (r rune, n int) {
+	if len(b) > 2 && b[1] == '#' {
+		i, base := 2, rune(10)
+		if b[2] == 'x' || b[2] == 'X' {
+			i, base = 3, 16
+		}
+		start := i
+		for ; i < len(b) && (base == 16 && isHex(b[i]) || b[i] >= '0' && b[i] <= '9'); i++ {
+			if r = r*base + rune(unhex(b[i])); r > unicode.MaxRune {
+				r = utf8.RuneError // too large: no character, but still a reference
+			}
+		}
+		if i == start {
+			return 0, 0
+		}
+		if i < len(b) && b[i] == ';' {
+			i++
+		}
+		return r, i
+	}
+	end := bytes.IndexByte(b, ';')
+	if end < 2 || end > 8 {
 		return 0, 0
 	}
-	if len(b) < 4 || b[1] != '#' {
-		return 0, 0
+	name := string(b[1:end])
+	switch {
+	case name == "amp":
+		return '&', end + 1
+	case len(name) >= 3 && (strings.HasSuffix(name, "opf") || strings.HasSuffix(name, "scr")) && len(name) == 4,
+		len(name) == 3 && strings.HasSuffix(name, "fr"):
+		if l := name[0]; l|0x20 >= 'a' && l|0x20 <= 'z' {
+			return rune(l), end + 1
+		}
 	}
-	i, base := 2, rune(10)
-	if b[2] == 'x' || b[2] == 'X' {
-		i, base = 3, 16
-	}
-	start := i
-	for ; i < len(b) && i-start < 8 && (base == 16 && isHex(b[i]) || b[i] >= '0' && b[i] <= '9'); i++ {
-		r = r*base + rune(unhex(b[i]))
-	}
-	if i == start || i >= len(b) || b[i] != ';' || r > unicode.MaxRune {
-		return 0, 0
-	}
-	return r, i + 1
+	return 0, 0
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }

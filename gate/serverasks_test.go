@@ -98,6 +98,11 @@ func TestLookAlikeElicitationRefused(t *testing.T) {
 		`mcㅤpseal: allow?`, `mcᅠpseal: allow?`, `mcpsﾠeal: allow?`,
 		`‮?ecno nur ot ynam loot wolla :laespcm‬`, `&#109;cpseal: allow?`, `&#x6D;cpseal: allow?`,
 		`see https://%6Dcpseal.example/ok`, `mcpseͣl: allow?`,
+		// The eighth red team: runs shown reversed inside the text,
+		// references without their semicolon or with leading zeros, named
+		// letters, UTF-8 percent-encoded, references encoded twice.
+		`mcp\u202elaes\u202c: allow?`, `mc\u2067laesp\u2069: allow?`, `&#109cpseal`, `&#000000109;cpseal`,
+		`&mopf;&copf;&popf;&sopf;&eopf;&aopf;&lopf;`, `m%D1%81pseal`, `&amp;#109;cpseal`, `%256Dcpseal`,
 	} {
 		req := `{"jsonrpc":"2.0","id":"e` + strconv.Itoa(i) + `","method":"elicitation/create","params":{"message":"` + msg + `",` + form + `}}`
 		toClient, toServer := fromServerRaw(h, req)
