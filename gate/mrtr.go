@@ -47,8 +47,8 @@ const statePrefix = "mcpseal-state-"
 type askedCall struct {
 	profile, tool, digest string
 	caller                Caller // without JTIDigest: a refreshed token is the same caller
-	// args is the SHA-256 of the canonical arguments ("" when the call had
-	// none); params are the call's params as sent: what a yes forwards
+	// args is the SHA-256 of the canonical arguments (hasArgs false when
+	// the call had none); params are the call's params as sent: what a yes forwards
 	// (with the retry's _meta), so the server runs what the person was
 	// asked about, byte for byte.
 	args    [32]byte
