@@ -66,7 +66,12 @@ func namesTheGate(v []byte) bool {
 		}
 		text = decoded
 	}
-	folded := foldText(text)
+	// As shown with the direction overrides applied, and, fail-safe, with
+	// every direction control dropped, forwards and reversed.
+	if spellsTheGate(foldText(text, true)) {
+		return true
+	}
+	folded := foldText(text, false)
 	if spellsTheGate(folded) {
 		return true
 	}
@@ -74,16 +79,41 @@ func namesTheGate(v []byte) bool {
 	return spellsTheGate(folded)
 }
 
-// foldText folds UTF-8 text letter by letter (foldASCII, appendFolded),
-// reversing what a right-to-left override or isolate shows reversed.
-func foldText(text []byte) []byte {
+// maxBidiDepth is the Unicode bidirectional algorithm's limit of nested
+// embeddings, overrides and isolates; deeper controls do nothing.
+const maxBidiDepth = 125
+
+// foldText folds UTF-8 text letter by letter (foldASCII, appendFolded).
+// With overrides, what a right-to-left override (RLO) shows reversed is
+// reversed, and what a left-to-right override inside it shows forwards
+// is put back: Latin letters are strongly left-to-right, so embeddings
+// and isolates do not reorder them. Without, direction controls are
+// dropped.
+func foldText(text []byte, overrides bool) []byte {
 	folded := make([]byte, 0, len(text))
-	var runs []int // start in folded of each open embedding; -1: left-to-right
-	closeRun := func() {
-		if k := runs[len(runs)-1]; k >= 0 {
-			slices.Reverse(folded[k:])
+	type run struct {
+		start int
+		rtl   bool
+	}
+	runs := []run{{0, false}}
+	open := func(rtl, override bool) {
+		if len(runs) > maxBidiDepth {
+			return
 		}
+		if !override {
+			rtl = runs[len(runs)-1].rtl
+		}
+		runs = append(runs, run{len(folded), rtl})
+	}
+	closeRun := func() {
+		if len(runs) == 1 {
+			return
+		}
+		r := runs[len(runs)-1]
 		runs = runs[:len(runs)-1]
+		if r.rtl != runs[len(runs)-1].rtl {
+			slices.Reverse(folded[r.start:])
+		}
 	}
 	for i := 0; i < len(text); {
 		if text[i] < utf8.RuneSelf {
@@ -95,23 +125,30 @@ func foldText(text []byte) []byte {
 		}
 		r, n := utf8.DecodeRune(text[i:])
 		i += n
-		switch r {
-		case 0x202B, 0x202E, 0x2067: // RLE, RLO, RLI
-			runs = append(runs, len(folded))
-		case 0x202A, 0x202D, 0x2066, 0x2068: // LRE, LRO, LRI, FSI
-			runs = append(runs, -1)
-		case 0x202C, 0x2069: // PDF, PDI
-			if len(runs) > 0 {
-				closeRun()
-			}
-		default:
+		switch {
+		case !isBidiControl(r):
 			folded = appendFolded(folded, r)
+		case !overrides:
+		case r == 0x202E: // RLO
+			open(true, true)
+		case r == 0x202D: // LRO
+			open(false, true)
+		case r == 0x202A, r == 0x202B, r == 0x2066, r == 0x2067, r == 0x2068: // LRE, RLE, LRI, RLI, FSI
+			open(false, false)
+		default: // PDF, PDI
+			closeRun()
 		}
 	}
-	for len(runs) > 0 {
+	for len(runs) > 1 {
 		closeRun()
 	}
 	return folded
+}
+
+// isBidiControl reports whether r is an explicit direction embedding,
+// override or isolate, or its end.
+func isBidiControl(r rune) bool {
+	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
 }
 
 // spellsTheGate reports whether folded letters spell the gate's name,
@@ -176,8 +213,8 @@ func characterReference(b []byte) (r rune, n int) {
 		}
 		return r, i
 	}
-	end := bytes.IndexByte(b, ';')
-	if end < 2 || end > 8 {
+	end := bytes.IndexByte(b[:min(len(b), 9)], ';') // a name of at most 7 letters: no scan of the rest
+	if end < 2 {
 		return 0, 0
 	}
 	name := string(b[1:end])

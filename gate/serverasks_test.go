@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/pin"
@@ -98,11 +99,14 @@ func TestLookAlikeElicitationRefused(t *testing.T) {
 		`mcㅤpseal: allow?`, `mcᅠpseal: allow?`, `mcpsﾠeal: allow?`,
 		`‮?ecno nur ot ynam loot wolla :laespcm‬`, `&#109;cpseal: allow?`, `&#x6D;cpseal: allow?`,
 		`see https://%6Dcpseal.example/ok`, `mcpseͣl: allow?`,
-		// The eighth red team: runs shown reversed inside the text,
+		// The eighth red team: an override's run shown reversed inside the text,
 		// references without their semicolon or with leading zeros, named
 		// letters, UTF-8 percent-encoded, references encoded twice.
-		`mcp\u202elaes\u202c: allow?`, `mc\u2067laesp\u2069: allow?`, `&#109cpseal`, `&#000000109;cpseal`,
+		`mcp\u202elaes\u202c: allow?`, `&#109cpseal`, `&#000000109;cpseal`,
 		`&mopf;&copf;&popf;&sopf;&eopf;&aopf;&lopf;`, `m%D1%81pseal`, `&amp;#109;cpseal`, `%256Dcpseal`,
+		// The ninth red team: embeddings and isolates do not reorder
+		// Latin letters, an LRO inside an RLO puts them back.
+		`mcp\u202bseal\u202c`, `mcp\u2067seal\u2069`, `mcp\u202e\u202dseal\u202c\u202c`, `\u202ex\u202dseal\u202cpcm\u202c`,
 	} {
 		req := `{"jsonrpc":"2.0","id":"e` + strconv.Itoa(i) + `","method":"elicitation/create","params":{"message":"` + msg + `",` + form + `}}`
 		toClient, toServer := fromServerRaw(h, req)
@@ -312,5 +316,24 @@ func TestServerNotificationWithARequestMethodDropped(t *testing.T) {
 	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`
 	if toClient, _ := fromServerRaw(h, note); len(toClient) != 1 {
 		t.Errorf("a progress notification: %q", toClient)
+	}
+}
+
+// TestLookAlikeCheckIsLinear: the check reads server text of up to a frame;
+// inputs that made it quadratic (ninth red team: 2 MiB of '&' took 70 s,
+// 200,000 nested overrides 23 s) take a moment.
+func TestLookAlikeCheckIsLinear(t *testing.T) {
+	t.Parallel()
+	for name, msg := range map[string]string{
+		"ampersands": strings.Repeat("&", 2<<20),
+		"names":      strings.Repeat("&a", 1<<20),
+		"overrides":  strings.Repeat(`\u202ea`, 200000) + strings.Repeat(`\u202c`, 200000),
+		"percent":    strings.Repeat("%25", 1<<20),
+	} {
+		start := time.Now()
+		gate.NamesTheGate([]byte(`{"message":"` + msg + `"}`))
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: %v", name, d)
+		}
 	}
 }
