@@ -204,7 +204,7 @@ func (s *Session) confirmRetry(m jsonrpc.Message, frame []byte, p *pendingReques
 		s.refuseHeld(p.key, p, r)
 		return
 	}
-	params, err := withMeta(a.params, p.call.Params)
+	params, err := mergeParams(a.params, p.call.Params, metaMember)
 	if err != nil {
 		refuse(Refusal{}, "unreadable")
 		return
@@ -227,19 +227,19 @@ func (s *Session) confirmRetry(m jsonrpc.Message, frame []byte, p *pendingReques
 // answer.
 var confirmInputMember = []string{confirmInputKey}
 
-// withMeta returns the params asked about with the retry's _meta (the
-// retry's progress token, the profile already checked equal), or with
-// none when the retry has none.
-func withMeta(asked, retry []byte) ([]byte, error) {
-	ms, err := jsonrpc.Members(asked)
+// mergeParams returns the members of base but those named in fromRetry,
+// followed by the members of retry so named (those it has): a call's
+// params as the person approved them, with what the retry brings.
+func mergeParams(base, retry []byte, fromRetry []string) ([]byte, error) {
+	ms, err := jsonrpc.Members(base)
 	if err != nil {
 		return nil, err
 	}
-	meta, _, err := lookup(retry, "_meta")
-	if err != nil {
+	v := make([][]byte, len(fromRetry))
+	if err := jsonrpc.LookupStrict(retry, fromRetry, v); err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(asked)+len(meta))
+	out := make([]byte, 0, len(base)+len(retry))
 	out = append(out, '{')
 	add := func(k string, v []byte) {
 		if len(out) > 1 {
@@ -250,15 +250,21 @@ func withMeta(asked, retry []byte) ([]byte, error) {
 		out = append(out, v...)
 	}
 	for _, m := range ms {
-		if m.Key != "_meta" {
+		if !slices.Contains(fromRetry, m.Key) {
 			add(m.Key, m.Value)
 		}
 	}
-	if meta != nil {
-		add("_meta", meta)
+	for i, k := range fromRetry {
+		if v[i] != nil {
+			add(k, v[i])
+		}
 	}
 	return append(out, '}'), nil
 }
+
+// metaMember is what a confirmed retry brings to the call asked about:
+// its _meta (its progress token; the profile was checked equal).
+var metaMember = []string{"_meta"}
 
 // pruneAsked forgets the questions whose time is up, and reports each as
 // a confirmation that was not answered in time.
@@ -353,35 +359,7 @@ func (s *Session) noteServerRound(p *pendingRequest, state []byte) {
 // approved them, with the retry's requestState, inputResponses (the
 // answers to the server's questions) and _meta.
 func continuation(a *askedCall, retry []byte) ([]byte, error) {
-	ms, err := jsonrpc.Members(a.params)
-	if err != nil {
-		return nil, err
-	}
-	var v [3][]byte
-	if err := jsonrpc.LookupStrict(retry, continuationMembers, v[:]); err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(a.params)+len(retry))
-	out = append(out, '{')
-	add := func(k string, v []byte) {
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = jsonrpc.AppendString(out, k)
-		out = append(out, ':')
-		out = append(out, v...)
-	}
-	for _, m := range ms {
-		if !slices.Contains(continuationMembers, m.Key) {
-			add(m.Key, m.Value)
-		}
-	}
-	for i, k := range continuationMembers {
-		if v[i] != nil {
-			add(k, v[i])
-		}
-	}
-	return append(out, '}'), nil
+	return mergeParams(a.params, retry, continuationMembers)
 }
 
 // continuationMembers are what a continuation takes from the retry.

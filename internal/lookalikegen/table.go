@@ -95,8 +95,9 @@ func ascii(s string) (string, bool) {
 }
 
 // ReadsAs is the letter the gate reads the ASCII character c as (0 for
-// none, '?' for a digit that breaks a word); gate.foldASCII must agree
-// (TestTableIsGenerated).
+// none, '?' for a digit that breaks a word): the same as gate.foldASCII,
+// which reads the ASCII of server text as the table reads its entries'
+// (kept apart so that the generator builds whatever the table holds).
 func ReadsAs(c byte) byte {
 	switch {
 	case c == 'I', c == '|', c == '1':
