@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpseal/mcpseal/internal/atomicfile"
+	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
 // A Credential is the one header an upstream gets to authenticate mcpseal,
@@ -151,6 +152,9 @@ const maxCredentialFile = 64 << 10
 // Errors name the file, never a value. The file is mcpseal's own state
 // (wrap writes it under $MCPSEAL_HOME/credentials): it must be a regular
 // file, not a link, and a FIFO or device is refused without blocking.
+// credentialFileMembers are a credential file's members.
+var credentialFileMembers = []string{"version", "headers"}
+
 func LoadCredentialFile(path string) (*Credential, error) {
 	b, err := atomicfile.ReadFile(path, maxCredentialFile)
 	if errors.Is(err, atomicfile.ErrTooLarge) {
@@ -158,6 +162,11 @@ func LoadCredentialFile(path string) (*Credential, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the credential file: %w", err)
+	}
+	// Read one way only: no repeated member, no "Version" beside
+	// "version" (encoding/json matches names without case).
+	if err := jsonrpc.CheckUnique(b); err != nil || jsonrpc.CheckNames(bytes.TrimSpace(b), credentialFileMembers) != nil {
+		return nil, fmt.Errorf("the credential file %s repeats a member or has one that differs from \"version\" or \"headers\" only in case", path)
 	}
 	var doc struct {
 		Version int               `json:"version"`

@@ -164,6 +164,10 @@ func TestCredentialFileFromWrap(t *testing.T) {
 		{`{"version":1,"headers":{"Host":"evil"}}`, false},
 		{`{"version":1,"headers":{"Authorization":"Bearer\nX: y"}}`, false},
 		{`{"version":1,"headers":{"Authorization":"x"},"extra":1}`, false},
+		// Read two ways by encoding/json and a person (known gap 10).
+		{`{"version":1,"Version":2,"headers":{"Authorization":"Bearer sk-1"}}`, false},
+		{`{"version":1,"headers":{"Authorization":"Bearer sk-1"},"headers":{"Authorization":"Bearer sk-2"}}`, false},
+		{`{"version":1,"headers":{"Authorization":"Bearer sk-1","authorization":"Bearer sk-2"}}`, false},
 	} {
 		path := filepath.Join(dir, "cred.json")
 		if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {

@@ -100,7 +100,7 @@ func ReadRoutes(path string) (*Routes, error) {
 // ParseRoutes parses a routes file. Errors name routes and members, never
 // values (a command line or URL can hold a token).
 func ParseRoutes(b []byte) (*Routes, error) {
-	if err := noDuplicates(b, 0); err != nil {
+	if err := noAmbiguity(b); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -169,32 +169,54 @@ func (r *Route) check(name string) error {
 	return nil
 }
 
-// noDuplicates rejects duplicate keys in the file's objects down to the
-// route members (encoding/json would keep the last one silently).
-func noDuplicates(b []byte, depth int) error {
+// noAmbiguity refuses a file that encoding/json and a person could read
+// two ways (threat model, known gap 10): a repeated member name at any
+// depth (the decoder keeps the last), or, in the objects the decoder reads
+// into structs (the file, each route, its credential), a member that
+// equals a documented name up to case (the decoder matches names without
+// case: {"command": ["good"], "Command": ["evil"]} runs evil).
+func noAmbiguity(b []byte) error {
 	t := bytes.TrimSpace(b)
 	if len(t) == 0 || t[0] != '{' {
-		if depth == 0 {
-			return errors.New("not a JSON object")
-		}
+		return errors.New("not a JSON object")
+	}
+	if err := jsonrpc.CheckUnique(t); err != nil {
+		return errors.New("invalid JSON or a repeated member name")
+	}
+	if err := jsonrpc.CheckNames(t, fileMembers); err != nil {
+		return errors.New(`a member name that differs from "routes" only in case`)
+	}
+	routes, _, _ := lookupMember(t, "routes")
+	if routes == nil || routes[0] != '{' {
 		return nil // the decoder reports a wrong type
 	}
-	ms, err := jsonrpc.Members(t)
-	if err != nil {
-		return errors.New("invalid JSON or a duplicate member name")
-	}
-	if depth >= 3 {
-		return nil
-	}
-	for _, m := range ms {
-		if depth == 0 && m.Key != "routes" {
+	rs, _ := jsonrpc.Members(routes)
+	for _, r := range rs {
+		if r.Value[0] != '{' {
 			continue
 		}
-		if err := noDuplicates(m.Value, depth+1); err != nil {
-			return err
+		if jsonrpc.CheckNames(r.Value, routeMembers) != nil {
+			return fmt.Errorf("route %q: a member name that differs from a documented one only in case", safe(r.Key))
+		}
+		if c, _, _ := lookupMember(r.Value, "credential"); c != nil && c[0] == '{' && jsonrpc.CheckNames(c, credentialMembers) != nil {
+			return fmt.Errorf("route %q: a credential member name that differs from a documented one only in case", safe(r.Key))
 		}
 	}
 	return nil
+}
+
+// The documented members of the routes file's objects.
+var (
+	fileMembers       = []string{"routes"}
+	routeMembers      = []string{"url", "command", "name", "posture", "private", "credential", "lock", "policy"}
+	credentialMembers = []string{"header", "file", "env"}
+)
+
+// lookupMember is the value of member name in obj (exactly so named).
+func lookupMember(obj []byte, name string) ([]byte, bool, error) {
+	v := make([][]byte, 1)
+	err := jsonrpc.Lookup(obj, []string{name}, v)
+	return v[0], v[0] != nil, err
 }
 
 // safe reduces a name for an error message.

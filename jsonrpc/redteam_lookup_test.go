@@ -137,3 +137,27 @@ func TestLookupStrictRefusesCaseVariants(t *testing.T) {
 		t.Errorf("escaped name: %q, %v", values, err)
 	}
 }
+
+// TestCheckNamesRefusesCaseVariants: a configuration file decoded with
+// encoding/json (case-insensitive names) is read one way only when no
+// member equals a documented name up to case without being it (known gap
+// 10: {"command":["good"],"Command":["evil"]} runs evil).
+func TestCheckNamesRefusesCaseVariants(t *testing.T) {
+	names := []string{"command", "posture"}
+	for _, tc := range []struct {
+		obj string
+		ok  bool
+	}{
+		{`{"command":["good"],"posture":"guard"}`, true},
+		{`{"command":["good"],"other":1}`, true}, // unknown members are the decoder's to refuse
+		{`{"command":["good"],"Command":["evil"]}`, false},
+		{`{"COMMAND":["evil"]}`, false},
+		{`{"po\u017fture":"monitor"}`, false}, // the long s folds to s
+		{`{"command":1,"command":2}`, false},
+		{`[1]`, false},
+	} {
+		if err := CheckNames([]byte(tc.obj), names); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok %v", tc.obj, err, tc.ok)
+		}
+	}
+}

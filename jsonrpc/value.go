@@ -155,6 +155,27 @@ func bytesEqualFold(b []byte, s string) bool {
 	return len(b) >= len(s) && len(b) <= 3*len(s) && strings.EqualFold(string(b), s)
 }
 
+// CheckNames checks that obj is one JSON object that repeats no member
+// name and has no member whose name equals one of names up to case
+// (strings.EqualFold, which folds as Go's encoding/json does, the Kelvin
+// sign and the long s included) without being it: a case-insensitive
+// decoder would read such a member as that name, a reviewer as another.
+// It returns ErrCaseVariant for that, Members' error otherwise.
+func CheckNames(obj []byte, names []string) error {
+	ms, err := Members(obj)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		for _, n := range names {
+			if m.Key != n && strings.EqualFold(m.Key, n) {
+				return ErrCaseVariant
+			}
+		}
+	}
+	return nil
+}
+
 // Elements returns the raw elements of a JSON array in order, each trimmed
 // and aliasing the input. Nested values are validated but not decoded.
 func Elements(arr []byte) ([][]byte, error) {
