@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -69,11 +70,17 @@ func newProvider(pc *providerConfig, o Options) provider {
 
 // providerClient returns the client an http provider uses: the host's,
 // or a new one, never following redirects (a receipt comes from the
-// pinned URL or not at all) and bounded in time.
+// pinned URL or not at all) and bounded in time. A client without a
+// transport of its own gets providerTransport: not the default one,
+// which sends requests through whatever proxy HTTPS_PROXY names (threat
+// model, known gap 15).
 func providerClient(base *http.Client, timeout time.Duration) *http.Client {
 	var c http.Client
 	if base != nil {
 		c = *base
+	}
+	if c.Transport == nil {
+		c.Transport = providerTransport()
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if c.Timeout == 0 || c.Timeout > timeout {
@@ -81,3 +88,11 @@ func providerClient(base *http.Client, timeout time.Duration) *http.Client {
 	}
 	return &c
 }
+
+// providerTransport is the default transport without a proxy from the
+// environment, shared by every provider of the process.
+var providerTransport = sync.OnceValue(func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	return t
+})

@@ -426,3 +426,19 @@ func TestHTTPProviderBearerToken(t *testing.T) {
 		t.Errorf("an unset bearer_env: %+v, hits %d -> %d", v, before, rs.hits.Load())
 	}
 }
+
+// TestProviderIgnoresTheEnvironmentsProxy: an http provider's requests do
+// not go through the proxy HTTPS_PROXY or HTTP_PROXY names (known gap 15):
+// its transport has no Proxy function, unless the host gave its own.
+func TestProviderIgnoresTheEnvironmentsProxy(t *testing.T) {
+	t.Parallel()
+	c := providerClient(nil, time.Second)
+	tr, ok := c.Transport.(*http.Transport)
+	if !ok || tr.Proxy != nil {
+		t.Fatalf("provider transport %T, proxy set %v", c.Transport, ok && tr.Proxy != nil)
+	}
+	own := &http.Client{Transport: http.DefaultTransport}
+	if providerClient(own, time.Second).Transport != http.DefaultTransport {
+		t.Error("the host's own transport was replaced")
+	}
+}
