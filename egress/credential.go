@@ -165,8 +165,13 @@ func LoadCredentialFile(path string) (*Credential, error) {
 	}
 	// Read one way only: no repeated member, no "Version" beside
 	// "version" (encoding/json matches names without case).
-	if err := jsonrpc.CheckUnique(b); err != nil || jsonrpc.CheckNames(bytes.TrimSpace(b), credentialFileMembers) != nil {
-		return nil, fmt.Errorf("the credential file %s repeats a member or has one that differs from \"version\" or \"headers\" only in case", path)
+	if err := jsonrpc.CheckUnique(b); err != nil {
+		return nil, fmt.Errorf("the credential file %s is not one JSON value without repeated member names", path)
+	}
+	if err := jsonrpc.CheckNames(bytes.TrimSpace(b), credentialFileMembers); errors.Is(err, jsonrpc.ErrCaseVariant) {
+		return nil, fmt.Errorf("the credential file %s has a member that differs from \"version\" or \"headers\" only in case", path)
+	} else if err != nil {
+		return nil, fmt.Errorf("the credential file %s is not a JSON object", path)
 	}
 	var doc struct {
 		Version int               `json:"version"`

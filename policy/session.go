@@ -15,7 +15,8 @@ import (
 type Options struct {
 	// HTTPClient carries http providers' requests (its transport, proxy
 	// and TLS settings); redirects are never followed whatever it says.
-	// Default: a new client.
+	// A client without a Transport, and the default (a new client), get
+	// a transport that uses no proxy from the environment.
 	HTTPClient *http.Client
 	// Getenv reads the variables named by "env" and "bearer_env".
 	// Default: os.Getenv.
