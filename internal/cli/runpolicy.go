@@ -274,6 +274,56 @@ func chainAnswerChecks(a, b func(gate.CallInfo, []byte) gate.Verdict) func(gate.
 	}
 }
 
+// thenVerdict is the verdict of a decision made of two, v first and then
+// next, which must both let it through (known gap 16): a refusal of v
+// decides; v's allow asks next; v's Later decides later, then asks next;
+// v's Confirm asks the person, and their yes asks next, whose answer must
+// then be an allow or a refusal (a second question, or a decision later,
+// inside the person's answer is refused: fail closed).
+func thenVerdict(v gate.Verdict, next func() gate.Verdict) gate.Verdict {
+	switch v.Kind {
+	case gate.Allow:
+		return next()
+	case gate.Later:
+		if v.Work == nil {
+			return v // the gate refuses it as undecided
+		}
+		work := v.Work
+		v.Work = func() gate.Verdict { return thenVerdict(work(), next) }
+		return v
+	case gate.Confirm:
+		answer := v.Answer
+		refusal := v.Refusal
+		v.Answer = func(result []byte) gate.Verdict {
+			var yes gate.Verdict
+			if answer != nil {
+				yes = answer(result)
+			} else if why := policy.ConfirmationAnswer(result); why == "" {
+				yes = gate.Verdict{Kind: gate.Allow}
+			} else {
+				yes = gate.Verdict{Kind: gate.Refuse, Refusal: refusal}
+				yes.Refusal.Extra = map[string]any{"why": why}
+				for k, x := range refusal.Extra {
+					if k != "why" {
+						yes.Refusal.Extra[k] = x
+					}
+				}
+			}
+			if yes.Kind != gate.Allow {
+				return yes
+			}
+			w := next()
+			switch w.Kind {
+			case gate.Allow, gate.Refuse:
+				return w
+			}
+			return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: codePolicy, Message: "mcpseal: the call needs a second decision after the person's answer, which cannot be made; not forwarded", Reason: "undecided"}}
+		}
+		return v
+	}
+	return v
+}
+
 func composeHooks(a, b gate.Hooks) gate.Hooks {
 	out := b
 	if a.Shape != nil && b.Shape != nil {
@@ -302,17 +352,18 @@ func composeHooks(a, b gate.Hooks) gate.Hooks {
 	}
 	if a.Call != nil && b.Call != nil {
 		out.Call = func(ci gate.CallInfo) gate.Verdict {
-			if v := a.Call(ci); v.Kind != gate.Allow {
-				return v
-			}
-			return b.Call(ci)
+			return thenVerdict(a.Call(ci), func() gate.Verdict { return b.Call(ci) })
 		}
 	} else if a.Call != nil {
 		out.Call = a.Call
 	}
 	out.Result = chainAnswerChecks(a.Result, b.Result)
 	out.CallError = chainAnswerChecks(a.CallError, b.CallError)
-	if a.AfterConnect != nil && out.AfterConnect == nil {
+	if a.AfterConnect != nil && b.AfterConnect != nil {
+		out.AfterConnect = func(profile string, c *contract.Contract) gate.Verdict {
+			return thenVerdict(a.AfterConnect(profile, c), func() gate.Verdict { return b.AfterConnect(profile, c) })
+		}
+	} else if a.AfterConnect != nil {
 		out.AfterConnect = a.AfterConnect
 	}
 	if a.Event != nil && b.Event != nil {
