@@ -28,6 +28,9 @@ type upstream struct {
 	servers  []*mcp.Server
 	authSeen []string
 	srv      *httptest.Server
+	// deletes counts the DELETEs the upstream has handled (a session
+	// ended there).
+	deletes int
 }
 
 func newUpstream(t *testing.T, stateless bool) *upstream {
@@ -39,9 +42,31 @@ func newUpstream(t *testing.T, stateless bool) *upstream {
 		u.authSeen = append(u.authSeen, r.Header.Get("Authorization"))
 		u.mu.Unlock()
 		h.ServeHTTP(w, r)
+		if r.Method == http.MethodDelete {
+			u.mu.Lock()
+			u.deletes++
+			u.mu.Unlock()
+		}
 	}))
 	t.Cleanup(u.srv.Close)
 	return u
+}
+
+// waitDeleted waits until the upstream has handled n DELETEs: a gateway
+// ends the upstream's session after it answered its client.
+func (u *upstream) waitDeleted(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		u.mu.Lock()
+		d := u.deletes
+		u.mu.Unlock()
+		if d >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstream handled %d DELETEs, want %d", d, n)
+		}
+	}
 }
 
 func (u *upstream) server() *mcp.Server {

@@ -258,6 +258,10 @@ func TestContinuedSessionUpstreamGoneGets404(t *testing.T) {
 	if resp, _ := r.a.do(t, req{method: http.MethodDelete, path: "/docs", header: h}); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE: %d", resp.StatusCode)
 	}
+	// Replica a ends the upstream's session after its 204: continue only
+	// once the upstream has (else the continuation can race the DELETE and
+	// meet a session that ends under its listing).
+	r.up.waitDeleted(t, 1)
 	resp, body := r.b.do(t, req{path: "/docs", body: `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, header: h})
 	wantRefused(t, resp, body, http.StatusNotFound, CodeForbidden, ReasonSession)
 	if heldSessions(r.b.gw) != 0 {
