@@ -216,6 +216,11 @@ func (s *Session) confirmRetry(m jsonrpc.Message, frame []byte, p *pendingReques
 	p.frame = jsonrpc.NewRequest(m.ID, methodToolsCall, params)
 	s.event(Event{Op: "confirm", Outcome: "accepted", Kind: contract.Tools, Name: name, Digest: def.Digest, Request: p.key})
 	a.until, a.rounds = s.cfg.Now().Add(s.cfg.ConfirmTimeout), 0 // the server's rounds after it: within this
+	if verdict.Timeout > 0 {
+		// The answer's allow bounds the call, as confirmAnswer's does (the
+		// host policy's call timeout comes with it).
+		a.timeout, a.timeoutRefusal = verdict.Timeout, verdict.TimeoutRefusal
+	}
 	p.confirmed = a
 	s.release1(p.key, p)
 	if a.timeout > 0 {

@@ -365,3 +365,37 @@ func TestModernConfirmationServerRoundsBounded(t *testing.T) {
 		question(t, h, 200+i, "")
 	}
 }
+
+// TestModernConfirmationKeepsTheCallTimeout: the answer's allow carries
+// the host policy's call timeout (the policy's Confirm verdict does not);
+// a call confirmed through input_required is bounded by it as a legacy
+// confirmation is (the tenth red team: it ran unbounded).
+func TestModernConfirmationKeepsTheCallTimeout(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(toolWeather)
+	srv.modern = true
+	srv.manual["tools/call"] = true
+	h := newHarness(t, t.TempDir(), pin.Guard, srv, func(c *gate.Config) {
+		c.ConfirmTimeout = time.Minute
+		c.Hooks.Call = func(gate.CallInfo) gate.Verdict {
+			return gate.Verdict{Kind: gate.Confirm, Elicitation: []byte(`{"message":"mcpseal: allow?"}`),
+				Refusal: gate.Refusal{Code: -32012, Reason: "confirm-declined"},
+				Answer: func([]byte) gate.Verdict {
+					return gate.Verdict{Kind: gate.Allow, Timeout: 30 * time.Second, TimeoutRefusal: gate.Refusal{Code: -32013, Message: "mcpseal: too slow", Reason: "call-timeout"}}
+				}}
+		}
+	})
+	h.client(modernReq(1, "tools/list", `{"elicitation":{}}`, ""))
+	st := question(t, h, 10, "")
+	if got := retry(h, 11, `{"city":"Oslo"}`, st, yes, ""); len(got) != 0 || len(srv.pendingManual) != 1 {
+		t.Fatalf("retry: %q", got)
+	}
+	h.now = h.now.Add(31 * time.Second)
+	got := h.pump(h.s.Tick())
+	if len(got) != 1 {
+		t.Fatalf("past the call timeout the client got %q", got)
+	}
+	if code, data := errorOf(t, got[0]); code != -32013 || data.Reason != "call-timeout" {
+		t.Errorf("code %d reason %q", code, data.Reason)
+	}
+}

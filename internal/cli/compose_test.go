@@ -2,6 +2,7 @@ package cli
 
 import (
 	"testing"
+	"time"
 
 	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
@@ -45,6 +46,20 @@ func TestComposedHooksAskBothDecisions(t *testing.T) {
 	}
 	if w := compose(confirmA, confirmA).Answer(yes); w.Kind != gate.Refuse || w.Refusal.Reason != "undecided" {
 		t.Errorf("a second question inside the person's answer: %+v", w)
+	}
+	// Neither hook's bound on the call is lost: the shorter wins.
+	short := gate.Verdict{Kind: gate.Allow, Timeout: time.Second}
+	long := gate.Verdict{Kind: gate.Allow, Timeout: time.Minute}
+	if v := compose(short, long); v.Timeout != time.Second {
+		t.Errorf("allow(1s) then allow(1m): timeout %v", v.Timeout)
+	}
+	if v := compose(long, gate.Verdict{Kind: gate.Allow}); v.Timeout != time.Minute {
+		t.Errorf("allow(1m) then allow: timeout %v", v.Timeout)
+	}
+	confirmT := confirmA
+	confirmT.Answer = func([]byte) gate.Verdict { return short }
+	if w := compose(confirmT, long).Answer(yes); w.Kind != gate.Allow || w.Timeout != time.Second {
+		t.Errorf("confirm, yes(1s), then allow(1m): %+v", w)
 	}
 	h := composeHooks(
 		gate.Hooks{AfterConnect: func(string, *contract.Contract) gate.Verdict { return allow }},

@@ -283,7 +283,7 @@ func chainAnswerChecks(a, b func(gate.CallInfo, []byte) gate.Verdict) func(gate.
 func thenVerdict(v gate.Verdict, next func() gate.Verdict) gate.Verdict {
 	switch v.Kind {
 	case gate.Allow:
-		return next()
+		return tighter(next(), v)
 	case gate.Later:
 		if v.Work == nil {
 			return v // the gate refuses it as undecided
@@ -314,7 +314,9 @@ func thenVerdict(v gate.Verdict, next func() gate.Verdict) gate.Verdict {
 			}
 			w := next()
 			switch w.Kind {
-			case gate.Allow, gate.Refuse:
+			case gate.Allow:
+				return tighter(w, yes)
+			case gate.Refuse:
 				return w
 			}
 			return gate.Verdict{Kind: gate.Refuse, Refusal: gate.Refusal{Code: codePolicy, Message: "mcpseal: the call needs a second decision after the person's answer, which cannot be made; not forwarded", Reason: "undecided"}}
@@ -322,6 +324,15 @@ func thenVerdict(v gate.Verdict, next func() gate.Verdict) gate.Verdict {
 		return v
 	}
 	return v
+}
+
+// tighter is the allow w with the shorter of its and first's call
+// timeouts (zero: none), so neither hook's bound on the call is lost.
+func tighter(w, first gate.Verdict) gate.Verdict {
+	if w.Kind == gate.Allow && first.Timeout > 0 && (w.Timeout == 0 || first.Timeout < w.Timeout) {
+		w.Timeout, w.TimeoutRefusal = first.Timeout, first.TimeoutRefusal
+	}
+	return w
 }
 
 func composeHooks(a, b gate.Hooks) gate.Hooks {
