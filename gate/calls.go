@@ -44,7 +44,11 @@ func (s *Session) decideCall(p *pendingRequest, v Verdict, depth int) {
 			}
 			s.event(Event{Op: "call", Outcome: "allowed", Kind: contract.Tools, Name: contract.SafeName(p.call.Tool.Name), Digest: p.call.Tool.Digest, Size: len(p.frame), Request: key})
 			s.release1(key, p)
-			if v.Timeout > 0 {
+			// Bounded as the confirmed call was: the Confirm verdict
+			// carries no call timeout, the person's yes did.
+			if t, r := p.confirmed.timeout, p.confirmed.timeoutRefusal; t > 0 {
+				s.timeouts[key] = callTimeout{at: s.cfg.Now().Add(t), refusal: r}
+			} else if v.Timeout > 0 {
 				s.timeouts[key] = callTimeout{at: s.cfg.Now().Add(v.Timeout), refusal: v.TimeoutRefusal}
 			}
 			return

@@ -390,12 +390,25 @@ func TestModernConfirmationKeepsTheCallTimeout(t *testing.T) {
 	if got := retry(h, 11, `{"city":"Oslo"}`, st, yes, ""); len(got) != 0 || len(srv.pendingManual) != 1 {
 		t.Fatalf("retry: %q", got)
 	}
-	h.now = h.now.Add(31 * time.Second)
-	got := h.pump(h.s.Tick())
-	if len(got) != 1 {
-		t.Fatalf("past the call timeout the client got %q", got)
+	timedOut := func(what string) {
+		t.Helper()
+		h.now = h.now.Add(31 * time.Second)
+		got := h.pump(h.s.Tick())
+		if len(got) != 1 {
+			t.Fatalf("%s: past the call timeout the client got %q", what, got)
+		}
+		if code, data := errorOf(t, got[0]); code != -32013 || data.Reason != "call-timeout" {
+			t.Errorf("%s: code %d reason %q", what, code, data.Reason)
+		}
 	}
-	if code, data := errorOf(t, got[0]); code != -32013 || data.Reason != "call-timeout" {
-		t.Errorf("code %d reason %q", code, data.Reason)
+	// The server answers with a round of its own first: its next round,
+	// forwarded without asking, is bounded too.
+	h.serverSays(`{"jsonrpc":"2.0","id":11,"result":{"resultType":"input_required","inputRequests":{"u":{"method":"elicitation/create","params":{"message":"Unit?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"srv-1"}}`)
+	if got := h.client(modernReq(12, "tools/call", `{"elicitation":{}}`, `"name":"get_weather","arguments":{"city":"Oslo"},"requestState":"srv-1","inputResponses":{"u":{"action":"accept","content":{}}}`)); len(got) != 0 || len(srv.pendingManual) != 2 {
+		t.Fatalf("the server's next round: %q", got)
 	}
+	timedOut("the server's next round")
+	st = question(t, h, 20, "")
+	retry(h, 21, `{"city":"Oslo"}`, st, yes, "")
+	timedOut("the confirmed call")
 }
