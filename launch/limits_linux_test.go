@@ -68,19 +68,22 @@ func TestRequestPastTimeLimit(t *testing.T) {
 func TestCancelledRequestIsNotTimed(t *testing.T) {
 	t.Parallel()
 	p := hostileProfile(t)
-	p.Limits.RequestMS = 1000
+	// Two seconds: the read below must be answered within it on a loaded
+	// CI machine (at one second it once was not), while the cancelled
+	// sleep outlives it.
+	p.Limits.RequestMS = 2000
 	s := launch(t, p)
 	id := strconv.Itoa(s.c.NewID())
 	// The request and its cancellation in one write: sent one after the
 	// other, a test goroutine held off the CPU for the limit's second
 	// between them (CI under load) let the request trip it before the
 	// cancellation was noted.
-	frames := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}` + "\n" +
+	frames := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":3000}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}` + "\n"
 	if err := s.c.Send([]byte(frames)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(3500 * time.Millisecond)
 	if text := s.mustCall("read", map[string]any{"path": "/nonexistent"}); !strings.HasPrefix(text, "denied:") {
 		t.Errorf("read: %s", text)
 	}
