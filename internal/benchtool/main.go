@@ -216,7 +216,7 @@ func run(o options) (*report, error) {
 				return nil, err
 			}
 			defer col.stop()
-			stdio = append(stdio, metricsPath(b, home), observedPath(b, home, col.url))
+			stdio = append(stdio, metricsPath(b, home), observedPath(b, home, col.url), againPath(b, home))
 		}
 	}
 	if o.only["http"] {

@@ -46,6 +46,17 @@ func observedPath(b *binaries, home, collectorURL string) path {
 	return stdioPath("stdio.mcpseal-observed", "mcpseal run, traces+metrics", argv, home, true, true)
 }
 
+// againPath is plain `mcpseal run` once more, measured as a path of its
+// own and paired with the first exactly as the telemetry paths are: an
+// A/A control. The binary and arguments are the same, so its ratio is
+// what the pairing reads when nothing differs, the noise a telemetry
+// ratio has to stand out of (docs/performance.md, issue 16).
+func againPath(b *binaries, home string) path {
+	server := []string{b.sdkserver, b.defs}
+	argv := append([]string{b.mcpseal, "run", "--name", "bench", "--"}, server...)
+	return stdioPath("stdio.mcpseal-again", "mcpseal run, again (A/A)", argv, home, true, true)
+}
+
 // metricsPath is `mcpseal run` with the Prometheus endpoint alone on.
 func metricsPath(b *binaries, home string) path {
 	server := []string{b.sdkserver, b.defs}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -75,6 +76,7 @@ var floors = map[string]string{
 	// -telemetry: the same run with its exporters on, against it off.
 	"stdio.mcpseal-observed": "stdio.mcpseal",
 	"stdio.mcpseal-metrics":  "stdio.mcpseal",
+	"stdio.mcpseal-again":    "stdio.mcpseal", // the A/A control: no target
 	"http.gateway-url":       "http.revproxy",
 	"http.gateway-cmd":       "http.bridge",
 }
@@ -163,6 +165,7 @@ func (r *report) judge(o options) {
 		summarise(g.HTTP, r.CPUSource)
 		r.Targets = append(r.Targets, targetsFor(g)...)
 		r.Notes = append(r.Notes, resolutionNotes(g, r.CPUSource)...)
+		r.Notes = append(r.Notes, controlNotes(g, r.CPUSource)...)
 	}
 	for i := range r.Targets {
 		r.Targets[i].judge()
@@ -191,6 +194,36 @@ func resolutionNotes(g *genResult, source string) []string {
 		}
 	}
 	return notes
+}
+
+// controlNotes reports the A/A control of -telemetry: the same mcpseal
+// run paired with itself. Its per-alternation CPU ratios are the spread a
+// paired ratio has when nothing differs; no target reads them.
+func controlNotes(g *genResult, source string) []string {
+	var again, run *pathResult
+	for _, p := range g.Stdio {
+		switch p.Key {
+		case "stdio.mcpseal-again":
+			again = p
+		case "stdio.mcpseal":
+			run = p
+		}
+	}
+	if again == nil || run == nil {
+		return nil
+	}
+	var rs []float64
+	a, b := again.cpu(source), run.cpu(source)
+	for i := range min(len(a), len(b)) {
+		if q := ratio(a[i], b[i]); !math.IsNaN(q) {
+			rs = append(rs, q)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: A/A control, the same mcpseal run paired with itself: CPU %.2fx (alternations %.2fx to %.2fx), round trip %.2fx; a telemetry ratio is told from noise only by more than that",
+		g.Protocol, float64(again.CPUVsFloor), slices.Min(rs), slices.Max(rs), float64(again.RoundTripVsFloor))}
 }
 
 func (p *pathResult) isMcpseal() bool { _, ok := floors[p.Key]; return ok }

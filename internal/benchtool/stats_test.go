@@ -175,3 +175,35 @@ func TestTail(t *testing.T) {
 		t.Errorf("tail kept %d bytes ending %q", len(s), s[len(s)-3:])
 	}
 }
+
+// TestControlIsNoTarget: the A/A control path is paired with plain run,
+// reported in a note with its spread, and judged by no target.
+func TestControlIsNoTarget(t *testing.T) {
+	mk := func(key string, cpu []float64) *pathResult {
+		p := &pathResult{Key: key, Proxy: true}
+		for _, c := range cpu {
+			p.RoundTripUS = append(p.RoundTripUS, num(400))
+			p.StartupMS = append(p.StartupMS, num(20))
+			p.CPUSchedUS = append(p.CPUSchedUS, num(c))
+			p.PeakRSSMiB = append(p.PeakRSSMiB, num(19))
+		}
+		return p
+	}
+	g := &genResult{Protocol: "2026-07-28", Stdio: []*pathResult{
+		mk("stdio.relay", []float64{50, 50, 50}),
+		mk("stdio.mcpseal", []float64{100, 100, 100}),
+		mk("stdio.mcpseal-again", []float64{90, 100, 120}),
+	}}
+	summarise(g.Stdio, "sched")
+	with, without := targetsFor(g), targetsFor(&genResult{Protocol: g.Protocol, Stdio: g.Stdio[:2]})
+	if len(with) != len(without) {
+		t.Errorf("the control adds targets: %+v", with)
+	}
+	notes := controlNotes(g, "sched")
+	if len(notes) != 1 || !strings.Contains(notes[0], "CPU 1.00x (alternations 0.90x to 1.20x)") {
+		t.Errorf("control notes = %q", notes)
+	}
+	if n := controlNotes(&genResult{Stdio: g.Stdio[:2]}, "sched"); n != nil {
+		t.Errorf("a note with no control path: %q", n)
+	}
+}
