@@ -28,6 +28,8 @@
 //	go run ./internal/benchtool -calls 200 -rounds 2 -big-rounds 1   # a smoke run
 //	go run ./internal/benchtool -json > bench.json
 //	go run ./internal/benchtool -only stdio -cpuprofile /tmp/prof
+//	go run ./internal/benchtool -only stdio -cpuprofile /tmp/cg -wrap \
+//	    'env GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=%N.out'
 //
 // mcpseal runs with its defaults in a fresh temporary MCPSEAL_HOME; one
 // unmeasured session per gated path and generation pins first, so every
@@ -61,6 +63,7 @@ type options struct {
 	jsonOut                      bool
 	profileDir                   string
 	telemetry                    bool
+	wrap                         []string // -wrap: the measured stdio mcpseal sessions run under it
 }
 
 func main() {
@@ -78,7 +81,9 @@ func main() {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	flag.BoolVar(&o.telemetry, "telemetry", false, "also measure `mcpseal run` with Prometheus metrics and OTLP trace export on (issue 16)")
 	flag.StringVar(&o.profileDir, "cpuprofile", "", "write a CPU profile of every measured mcpseal process to `DIR` (MCPSEAL_CPUPROFILE); figures are then not comparable and targets are not judged")
+	wrap := flag.String("wrap", "", "run each measured stdio `mcpseal run` session under this command prefix (split at spaces; %N is DIR/session), e.g. valgrind's cachegrind for instruction counts; needs -cpuprofile DIR, which then gets no pprof profiles but each session's stderr")
 	flag.Parse()
+	o.wrap = strings.Fields(*wrap)
 	if *legacy {
 		*gen = "2025-11-25"
 	}
@@ -101,6 +106,8 @@ func main() {
 		usage("-calls, -rounds, -big-rounds, -tools and -big-tools must be positive")
 	case o.cpuSource != "stat" && o.cpuSource != "sched":
 		usage("-cpu takes stat or sched")
+	case len(o.wrap) > 0 && o.profileDir == "":
+		usage("-wrap needs -cpuprofile DIR")
 	case flag.NArg() != 0:
 		usage("no arguments")
 	}
@@ -151,7 +158,11 @@ func build(dir string, o options) (*binaries, error) {
 		// Built as a release is (internal/releasebuild): static, trimmed,
 		// without symbols, so the figures are those of the binary users
 		// run. A cgo build maps libc and ld.so too: about 1.5 MiB more RSS.
-		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", *dst, pkg)
+		ldflags := "-ldflags=-s -w -buildid="
+		if len(o.wrap) > 0 {
+			ldflags = "-ldflags=-buildid=" // a profiler under -wrap reads the symbols
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", ldflags, "-o", *dst, pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
@@ -235,7 +246,7 @@ func run(o options) (*report, error) {
 		// Pin first: one unmeasured session per gated path.
 		for _, p := range slices.Concat(stdio, web) {
 			if p.mcpseal {
-				if _, err := measure(ctx, p, g, 1, 0, ""); err != nil {
+				if _, err := measure(ctx, p, g, 1, 0, launch{}); err != nil {
 					return nil, fmt.Errorf("%s: pinning session: %w", g.name, err)
 				}
 			}
@@ -253,7 +264,7 @@ func run(o options) (*report, error) {
 					if p.mcpseal {
 						profile = prof.file(p.key, g, r)
 					}
-					s, err := measure(ctx, p, g, o.calls, o.warmup, profile)
+					s, err := measure(ctx, p, g, o.calls, o.warmup, launch{profile: profile, wrap: o.wrap})
 					if err != nil {
 						return nil, fmt.Errorf("%s, alternation %d: %w", g.name, r+1, err)
 					}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,9 +42,33 @@ type path struct {
 	key     string // stable name in the JSON output
 	label   string // as printed
 	mcpseal bool   // the proxy is mcpseal (a profile may be taken)
-	// open starts what the path needs and connects; profile, when not
-	// empty, is the CPU profile file for an mcpseal process.
-	open func(ctx context.Context, g generation, profile string) (*conn, error)
+	// open starts what the path needs and connects, an mcpseal process
+	// as l says.
+	open func(ctx context.Context, g generation, l launch) (*conn, error)
+}
+
+// launch says how a session's mcpseal process is started: profile, when
+// not empty, is its CPU profile file (MCPSEAL_CPUPROFILE); wrap, when
+// not empty and profile is set, is a command prefix a stdio mcpseal runs
+// under instead (-wrap), its %N replaced by profile without ".pprof",
+// and its stderr written to that name with ".stderr" added.
+type launch struct {
+	profile string
+	wrap    []string
+}
+
+// wrapped is the command line an mcpseal argv runs as under l, the
+// profile file its MCPSEAL_CPUPROFILE names ("" for none) and the file
+// its stderr goes to ("" for the benchmark's own tail).
+func (l launch) wrapped(argv []string) (cmd []string, profile, stderr string) {
+	if l.profile == "" || len(l.wrap) == 0 {
+		return argv, l.profile, ""
+	}
+	name := strings.TrimSuffix(l.profile, ".pprof")
+	for _, w := range l.wrap {
+		cmd = append(cmd, strings.ReplaceAll(w, "%N", name))
+	}
+	return append(cmd, argv...), "", name + ".stderr" // the wrapper is the profiler
 }
 
 // A sample is one measured session of a path.
@@ -59,8 +85,8 @@ type sample struct {
 // measure runs one session on p: connect, list, warm up, then calls
 // measured tools/call round trips, reading the proxy's CPU time just
 // before and just after them.
-func measure(ctx context.Context, p path, g generation, calls, warmup int, profile string) (sample, error) {
-	c, err := p.open(ctx, g, profile)
+func measure(ctx context.Context, p path, g generation, calls, warmup int, l launch) (sample, error) {
+	c, err := p.open(ctx, g, l)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", p.key, err)
 	}
@@ -134,11 +160,27 @@ func exercise(ctx context.Context, c *conn, calls, warmup int) (sample, error) {
 // stdioPath runs argv as the client's stdio server. proxied says argv is
 // a proxy (its process is measured) rather than the server itself.
 func stdioPath(key, label string, argv []string, home string, proxied, isMcpseal bool) path {
-	return path{key: key, label: label, mcpseal: isMcpseal, open: func(ctx context.Context, g generation, profile string) (*conn, error) {
-		cmd := exec.Command(argv[0], argv[1:]...)
+	return path{key: key, label: label, mcpseal: isMcpseal, open: func(ctx context.Context, g generation, l launch) (*conn, error) {
+		av, profile, stderrName := argv, l.profile, ""
+		if isMcpseal {
+			av, profile, stderrName = l.wrapped(argv)
+		}
+		var stderrFile *os.File
+		if stderrName != "" {
+			f, err := os.Create(stderrName)
+			if err != nil {
+				return nil, err
+			}
+			stderrFile = f
+		}
+		cmd := exec.Command(av[0], av[1:]...)
 		cmd.Env = environ(home, profile)
 		stderr := &tail{}
 		cmd.Stderr = stderr
+		if stderrFile != nil {
+			cmd.Stderr = stderrFile // the started process has its own descriptor
+			defer stderrFile.Close()
+		}
 		client := mcp.NewClient(&mcp.Implementation{Name: "benchtool", Version: "1"}, nil)
 		start := time.Now()
 		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: g.version})
@@ -171,7 +213,8 @@ func httpConnect(ctx context.Context, endpoint string, g generation) (*mcp.Clien
 // the session and stops after it. The endpoint is the started server's
 // URL followed by suffix(g), or, without start, suffix(g) alone.
 func httpPath(key, label string, isMcpseal bool, start func(profile string) (*server, error), suffix func(generation) string) path {
-	return path{key: key, label: label, mcpseal: isMcpseal, open: func(ctx context.Context, g generation, profile string) (*conn, error) {
+	return path{key: key, label: label, mcpseal: isMcpseal, open: func(ctx context.Context, g generation, l launch) (*conn, error) {
+		profile := l.profile
 		var srv *server
 		endpoint := suffix(g)
 		if start != nil {
