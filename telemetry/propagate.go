@@ -63,8 +63,22 @@ func (s *Session) UpstreamHeaders(id []byte) (traceparent, tracestate string) {
 	return formatTraceparent(sc), sc.TraceState().String()
 }
 
-// traceKey is what every member name metaContext reads contains.
-var traceKey = []byte("trace")
+// mayNameTrace reports whether b can hold a member name that is
+// traceparent or tracestate, or one a case-insensitive decoder reads as
+// either: b holds "trace" in any case, or an escape (a name with an
+// escape is not its bytes). Their letters have no fold outside ASCII but
+// the long s (U+017F), which comes after "trace".
+func mayNameTrace(b []byte) bool {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		return true
+	}
+	for i := 0; i+5 <= len(b); i++ {
+		if b[i]|0x20 == 't' && b[i+1]|0x20 == 'r' && b[i+2]|0x20 == 'a' && b[i+3]|0x20 == 'c' && b[i+4]|0x20 == 'e' {
+			return true
+		}
+	}
+	return false
+}
 
 // formatTraceparent writes sc as a version 00 traceparent.
 func formatTraceparent(sc trace.SpanContext) string {
@@ -102,19 +116,26 @@ func (s *Session) clientContext(meta []byte, hdr headerContext) (trace.SpanConte
 // when either is; ok when both are JSON strings (tracestate may be
 // absent). A tracestate with no traceparent beside it is present and not
 // ok, as in the headers: read as absent, a header context beside it would
-// be used while the _meta copy the server reads says something else.
+// be used while the _meta copy the server reads says something else. So
+// is a _meta that is not one unambiguous object (a name twice, a case
+// variant of either name, or not an object but naming "trace", as
+// ambiguousMeta does): the server may read a context from it that the
+// gate cannot tell.
 func metaContext(meta []byte) (tp, ts string, present, ok bool) {
 	if meta == nil {
 		return "", "", false, true
 	}
-	if !bytes.Contains(meta, traceKey) && bytes.IndexByte(meta, '\\') < 0 {
-		// No member can be named traceparent or tracestate (a name
-		// without escapes is its bytes): the usual 2026-07-28 _meta, read
-		// without a member slice. The answer is the one the full read
-		// gives.
+	if !mayNameTrace(meta) {
+		// No member can be named traceparent or tracestate, whatever
+		// meta is: the usual 2026-07-28 _meta, read without a member
+		// slice. The answer is the one the full read gives.
 		return "", "", false, true
 	}
-	rawTP, rawTS := member(meta, "traceparent"), member(meta, "tracestate")
+	var v [2][]byte
+	if jsonrpc.LookupStrict(meta, []string{"traceparent", "tracestate"}, v[:]) != nil {
+		return "", "", true, false
+	}
+	rawTP, rawTS := v[0], v[1]
 	if rawTP == nil {
 		return "", "", rawTS != nil, rawTS == nil
 	}

@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -306,16 +305,26 @@ func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContext
 	return c
 }
 
-// metaOf returns params._meta, nil when absent or unreadable, or when it
-// cannot name a trace context: params that hold neither "trace" nor an
-// escape cannot (metaContext reads such a _meta as no context), and are
-// not read at all.
+// metaOf returns params._meta, nil when params has none, or when it
+// cannot name a trace context: params that hold neither "trace" in any
+// case nor an escape cannot (metaContext reads such a _meta as no
+// context), and are not read at all. Params whose _meta cannot be told
+// (named twice, or beside a case variant of its name) give ambiguousMeta.
 func metaOf(params []byte) []byte {
-	if !bytes.Contains(params, traceKey) && bytes.IndexByte(params, '\\') < 0 {
+	if len(params) == 0 || params[0] != '{' || !mayNameTrace(params) {
 		return nil
 	}
-	return member(params, "_meta")
+	var v [1][]byte
+	if jsonrpc.LookupStrict(params, []string{"_meta"}, v[:]) != nil {
+		return ambiguousMeta
+	}
+	return v[0]
 }
+
+// ambiguousMeta stands for a _meta that cannot be told: not an object
+// and naming "trace", metaContext reads it as a trace context present
+// and unreadable, as it reads a _meta with a name twice.
+var ambiguousMeta = []byte("ambiguous trace context")
 
 // member returns the raw value of an object's member, nil when absent or
 // when obj is not one unambiguous object.
