@@ -3,10 +3,11 @@ package siem
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
+	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
@@ -68,6 +69,9 @@ func ParseCopy(data []byte) ([][]byte, error) {
 		if i < 0 {
 			return nil, fmt.Errorf("line %d: not an audit event, a batch or a syslog message carrying one", n)
 		}
+		if err := checkSyslogHeader(line[:i], line[i:]); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
 		out = append(out, bytes.Clone(line[i:]))
 	}
 	if err := sc.Err(); err != nil {
@@ -76,58 +80,158 @@ func ParseCopy(data []byte) ([][]byte, error) {
 	return out, nil
 }
 
+// batchEvents returns a webhook batch's events, once its envelope agrees
+// with them: count is their number, first and prev the first event's seq
+// and prev, last and hash the last one's. A batch that lost an event, or
+// whose envelope was rewritten, proves a gap or a rewrite by itself.
 func batchEvents(line []byte) ([][]byte, error) {
-	ms, err := jsonrpc.Members(line)
-	if err != nil {
+	var v [6][]byte
+	if jsonrpc.LookupStrict(line, []string{"events", "count", "first", "last", "prev", "hash"}, v[:]) != nil {
 		return nil, errors.New("a batch that is not one unambiguous JSON object")
 	}
-	for _, m := range ms {
-		if m.Key != "events" {
-			continue
-		}
-		if len(m.Value) == 0 || m.Value[0] != '[' {
-			return nil, errors.New("a batch whose events is not an array")
-		}
-		els, err := jsonrpc.Elements(m.Value)
-		if err != nil {
-			return nil, errors.New("a batch whose events do not parse")
-		}
-		out := make([][]byte, len(els))
-		for i, e := range els {
-			out[i] = bytes.Clone(e)
-		}
-		return out, nil
+	if len(v[0]) == 0 || v[0][0] != '[' {
+		return nil, errors.New("a batch without an events array")
 	}
-	return nil, errors.New("a batch without events")
+	els, err := jsonrpc.Elements(v[0])
+	if err != nil || len(els) == 0 {
+		return nil, errors.New("a batch whose events do not parse")
+	}
+	count, errC := strconv.ParseInt(string(v[1]), 10, 64)
+	first, errF := strconv.ParseInt(string(v[2]), 10, 64)
+	last, errL := strconv.ParseInt(string(v[3]), 10, 64)
+	prev, errP := jsonrpc.DecodeString(v[4])
+	hash, errH := jsonrpc.DecodeString(v[5])
+	if errors.Join(errC, errF, errL, errP, errH) != nil {
+		return nil, errors.New("a batch whose envelope lacks its count, first, last, prev or hash")
+	}
+	fSeq, fPrev, _, errF := eventPosition(els[0])
+	lSeq, _, lHash, errL := eventPosition(els[len(els)-1])
+	switch {
+	case errors.Join(errF, errL) != nil:
+		return nil, errors.New("a batch whose events are not audit events")
+	case count != int64(len(els)) || first != fSeq || last != lSeq || prev != fPrev || hash != lHash:
+		return nil, errors.New("a batch whose envelope disagrees with its events: an event was lost or the batch rewritten")
+	}
+	out := make([][]byte, len(els))
+	for i, e := range els {
+		out[i] = bytes.Clone(e)
+	}
+	return out, nil
+}
+
+// eventPosition reads an audit event's chain position: its seq, prev,
+// and the hash of its line (audit.LineHash).
+func eventPosition(ev []byte) (seq int64, prev, hash string, err error) {
+	var v [2][]byte
+	if err := jsonrpc.LookupStrict(ev, []string{"seq", "prev"}, v[:]); err != nil {
+		return 0, "", "", err
+	}
+	seq, errS := strconv.ParseInt(string(v[0]), 10, 64)
+	prev, errP := jsonrpc.DecodeString(v[1])
+	return seq, prev, audit.LineHash(ev), errors.Join(errS, errP)
 }
 
 // otlpBodies returns the string bodies of the log records of one OTLP
-// JSON logs export, in order.
+// JSON logs export, in order. Every level is read strictly: a member
+// named twice, or beside a case variant of its name, is refused, since
+// readers differ on which copy they take (encoding/json takes the last,
+// and matches names in any case) and the check must read what the SIEM
+// shows.
 func otlpBodies(line []byte) ([][]byte, error) {
-	var doc struct {
-		ResourceLogs []struct {
-			ScopeLogs []struct {
-				LogRecords []struct {
-					Body struct {
-						StringValue *string `json:"stringValue"`
-					} `json:"body"`
-				} `json:"logRecords"`
-			} `json:"scopeLogs"`
-		} `json:"resourceLogs"`
-	}
-	if err := json.Unmarshal(line, &doc); err != nil {
-		return nil, errors.New("an OTLP logs export that does not parse")
-	}
+	bad := errors.New("an OTLP logs export that is not one unambiguous JSON document")
 	var out [][]byte
-	for _, rl := range doc.ResourceLogs {
-		for _, sl := range rl.ScopeLogs {
-			for _, r := range sl.LogRecords {
-				if r.Body.StringValue == nil {
-					return nil, errors.New("an OTLP log record without a string body")
+	err := eachOf(line, "resourceLogs", func(rl []byte) error {
+		return eachOf(rl, "scopeLogs", func(sl []byte) error {
+			return eachOf(sl, "logRecords", func(r []byte) error {
+				body, err := strictMember(r, "body")
+				if err != nil {
+					return err
 				}
-				out = append(out, []byte(*r.Body.StringValue))
-			}
+				sv, err := strictMember(body, "stringValue")
+				if err != nil {
+					return err
+				}
+				if sv == nil {
+					return errors.New("an OTLP log record without a string body")
+				}
+				text, err := jsonrpc.DecodeString(sv)
+				if err != nil {
+					return errors.New("an OTLP log record without a string body")
+				}
+				out = append(out, []byte(text))
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		if errors.Is(err, errAmbiguous) {
+			return nil, bad
 		}
+		return nil, err
 	}
 	return out, nil
+}
+
+var errAmbiguous = errors.New("ambiguous")
+
+// strictMember is obj's member name (nil when absent); obj must be one
+// unambiguous object (jsonrpc.LookupStrict).
+func strictMember(obj []byte, name string) ([]byte, error) {
+	var v [1][]byte
+	if jsonrpc.LookupStrict(obj, []string{name}, v[:]) != nil {
+		return nil, errAmbiguous
+	}
+	return v[0], nil
+}
+
+// eachOf calls f with each element of obj's array member name; an absent
+// member has none, one that is not an array is refused.
+func eachOf(obj []byte, name string, f func([]byte) error) error {
+	arr, err := strictMember(obj, name)
+	if err != nil || arr == nil {
+		return err
+	}
+	if arr[0] != '[' {
+		return errAmbiguous
+	}
+	els, err := jsonrpc.Elements(arr)
+	if err != nil {
+		return errAmbiguous
+	}
+	for _, e := range els {
+		if err := f(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSyslogHeader checks what a stored syslog message says of its event
+// against the event itself: the structured data's seq, prev and hash,
+// and, when the receiver kept the RFC 5424 header, its priority and its
+// MSGID (the op), which SIEM rules key on. Timestamp, host and process id
+// are the receiver's to rewrite and are not read. A receiver that stores
+// only the message (a traditional file format) leaves nothing to check.
+func checkSyslogHeader(prefix, ev []byte) error {
+	if i := bytes.Index(prefix, []byte("["+sdID+" ")); i >= 0 {
+		sd := prefix[i:]
+		seq, prev, hash, err := eventPosition(ev)
+		if err != nil {
+			return errors.New("a syslog message whose event is not an audit event")
+		}
+		want := fmt.Sprintf(`[%s seq="%d" prev="%s" hash="%s"]`, sdID, seq, prev, hash)
+		if !bytes.Equal(bytes.TrimRight(sd, " "), []byte(want)) {
+			return errors.New("a syslog message whose structured data disagrees with its event")
+		}
+	}
+	f := bytes.Fields(prefix)
+	if len(f) < 6 || len(f[0]) < 4 || f[0][0] != '<' || !bytes.HasSuffix(f[0], []byte(">1")) {
+		return nil // not an RFC 5424 header
+	}
+	l := audit.Line{Raw: ev}
+	pri := strconv.Itoa(facilityLocal0*8 + severity(l))
+	if string(f[0]) != "<"+pri+">1" || string(f[5]) != printUS(lineMember(ev, "op"), 32) {
+		return errors.New("a syslog message whose priority or message id disagrees with its event")
+	}
+	return nil
 }

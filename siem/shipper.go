@@ -52,15 +52,27 @@ type Exporter struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	kick   chan struct{}
+	// appended counts the events this process appended (Appended): a
+	// sink's backlog grows by them between two spool checks, and a
+	// shipper inside a send that does not return checks nothing.
+	appended atomic.Int64
 }
 
 type shipper struct {
-	e         *Exporter
-	name      string
-	s         sender
-	full      atomic.Bool
+	e    *Exporter
+	name string
+	s    sender
+	full atomic.Bool
+	// mark is the backlog the last spool check read and e.appended then:
+	// Full adds what was appended since, so a spool overflows at the call
+	// that overflows it, not at the next check (after a send that may
+	// hang for sendTimeout, and a backoff of up to maxBackoff).
+	mark      atomic.Pointer[spoolMark]
+	overflow  atomic.Bool // Full found the spool over by its count: logged once
 	lastError time.Time
 }
+
+type spoolMark struct{ backlog, appended int64 }
 
 // Start starts shipping the audit log under home (FileSource); a nil or
 // empty cfg returns a nil Exporter.
@@ -133,17 +145,36 @@ func newShipper(e *Exporter, c SinkConfig) (*shipper, error) {
 }
 
 // Full says a sink's spool is full: more than SpoolEvents events wait for
-// it, or rotation pruned events it never took.
+// it, or rotation pruned events it never took. Between two checks of the
+// log it counts the events this process appended since the last one.
 func (e *Exporter) Full() bool {
 	if e == nil {
 		return false
 	}
+	now := e.appended.Load()
 	for _, s := range e.sinks {
 		if s.full.Load() {
 			return true
 		}
+		if m := s.mark.Load(); m != nil && m.backlog+now-m.appended > e.spool {
+			if !s.overflow.Swap(true) {
+				s.e.log.Error("audit export: the spool is full: events wait for the sink longer than the spool holds; under audit.required every call is refused until it catches up",
+					"sink", s.name, "waiting", m.backlog+now-m.appended, "spool_events", e.spool)
+			}
+			return true
+		}
 	}
 	return false
+}
+
+// Appended says n events were appended: they count against every sink's
+// spool now, and are shipped now, not at the next poll.
+func (e *Exporter) Appended(n int) {
+	if e == nil {
+		return
+	}
+	e.appended.Add(int64(n))
+	e.Kick()
 }
 
 // Kick says events were appended: ship them now, not at the next poll.
@@ -199,6 +230,10 @@ func (s *shipper) cursor() (cursor, error) {
 // checkSpool sets full from the backlog; every process does it, so that
 // each refuses calls under audit.required when a sink falls behind.
 func (s *shipper) checkSpool() {
+	// Read before the head: an event counted in it and appended after
+	// is in the head too, and counted twice (a spool full a few events
+	// early), never missed.
+	appended := s.e.appended.Load()
 	c, err := s.cursor()
 	head, herr := s.e.src.Head()
 	// A cursor past the head acknowledges events that do not exist:
@@ -210,10 +245,13 @@ func (s *shipper) checkSpool() {
 		_, earliest, rerr := s.e.src.ReadAfter(c.seq, 1)
 		full = rerr != nil || earliest > c.seq+1
 	}
-	if full && !s.full.Load() {
+	s.mark.Store(&spoolMark{backlog: max(head-c.seq, 0), appended: appended})
+	wasFull := s.full.Load() || s.overflow.Load()
+	s.overflow.Store(false)
+	if full && !wasFull {
 		s.e.log.Error("audit export: the spool is full: events wait for the sink longer than the spool holds; under audit.required every call is refused until it catches up",
 			"sink", s.name, "waiting", head-c.seq, "spool_events", s.e.spool)
-	} else if !full && s.full.Load() {
+	} else if !full && wasFull {
 		s.e.log.Info("audit export: the sink caught up", "sink", s.name)
 	}
 	s.full.Store(full)
