@@ -22,6 +22,21 @@ func rt16Lines(t *testing.T, home string, n int) []audit.Line {
 	return lines
 }
 
+// copyVerifies says whether a receiver's copy parses and verifies against
+// the log under home; a copy refused at parsing does not.
+func copyVerifies(t *testing.T, home string, copyBytes []byte) bool {
+	t.Helper()
+	evs, err := ParseCopy(copyBytes)
+	if err != nil {
+		return false
+	}
+	rep, err := audit.CheckStream(home, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.OK()
+}
+
 func jsonString(t *testing.T, b []byte) string {
 	t.Helper()
 	s, err := json.Marshal(string(b))
@@ -56,16 +71,8 @@ func TestAttackOTLPCopyAmbiguousBodyVerifies(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.rec2), &doc); err != nil {
 			t.Fatal(err)
 		}
-		evs, err := ParseCopy([]byte(line + "\n"))
-		if err != nil {
-			continue // refused: detected
-		}
-		rep, err := audit.CheckStream(home, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.OK() {
-			t.Errorf("%s: a copy whose record 2 is ambiguous (another reader sees %q) verifies: %+v", c.name, "outcome refused", *rep)
+		if copyVerifies(t, home, []byte(line+"\n")) {
+			t.Errorf("%s: a copy whose record 2 is ambiguous (another reader sees %q) verifies", c.name, "outcome refused")
 		}
 	}
 }
@@ -91,16 +98,8 @@ func TestAttackTruncatedBatchEnvelopeIgnored(t *testing.T) {
 		name string
 		copy []byte
 	}{{"truncated", truncated}, {"wrong envelope hash", bogus}} {
-		evs, err := ParseCopy(append(c.copy, '\n'))
-		if err != nil {
-			continue // refused: detected
-		}
-		rep, err := audit.CheckStream(home, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.OK() {
-			t.Errorf("%s batch (envelope and events disagree) verifies: events %d, first %d, last %d", c.name, rep.Events, rep.First, rep.Last)
+		if copyVerifies(t, home, append(c.copy, '\n')) {
+			t.Errorf("%s batch (envelope and events disagree) verifies", c.name)
 		}
 	}
 }
@@ -115,15 +114,7 @@ func TestAttackSyslogHeaderRewriteVerifies(t *testing.T) {
 	home, _ := newLog(t, 1) // event 1 is a refusal (i%7 == 0)
 	ls := rt16Lines(t, home, 1)
 	line := `<134>1 - host mcpseal 1 list [mcpseal@32473 seq="77" prev="x" hash="y"] ` + string(ls[0].Raw)
-	evs, err := ParseCopy([]byte(line + "\n"))
-	if err != nil {
-		return // refused: detected
-	}
-	rep, err := audit.CheckStream(home, evs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.OK() {
+	if copyVerifies(t, home, []byte(line+"\n")) {
 		t.Errorf("a syslog line whose PRI, MSGID and structured data disagree with its event verifies")
 	}
 }
