@@ -107,6 +107,48 @@ func LookupStrict(obj []byte, names []string, values [][]byte) error {
 	return lookupNames(obj, names, values, true)
 }
 
+// ErrAlias is LookupUnaliased's error for a member whose name a lenient
+// decoder reads as one of the names looked up.
+var ErrAlias = errors.New("jsonrpc: a member name reads as a looked-up one to a lenient decoder")
+
+// LookupUnaliased is LookupStrict that also fails, with ErrAlias, when a
+// member's name equals one of names once '_' and '-' are dropped from
+// both and case is folded: what lenient decoders read as that member
+// (encoding/json/v2 matching names case-insensitively ignores them;
+// pydantic models read a field by its name beside its alias, "meta"
+// beside "_meta"; OTLP's JSON readers take "string_value" for
+// "stringValue"). It builds the member list: for small objects off the
+// hot path.
+func LookupUnaliased(obj []byte, names []string, values [][]byte) error {
+	clear(values)
+	ms, err := Members(obj)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		for i, n := range names {
+			switch {
+			case m.Key == n:
+				values[i] = m.Value
+			case strings.EqualFold(unseparated(m.Key), unseparated(n)):
+				clear(values)
+				return ErrAlias
+			}
+		}
+	}
+	return nil
+}
+
+// unseparated is s without '_' and '-'.
+func unseparated(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 func lookupNames(obj []byte, names []string, values [][]byte, strict bool) error {
 	clear(values)
 	it, err := startObject(obj)

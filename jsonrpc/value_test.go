@@ -221,3 +221,38 @@ func TestCheckUniqueRefusesRepeatedNamesAtAnyDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupUnaliased: a member a lenient decoder takes for a looked-up
+// name (another case, '_' or '-' dropped or added) is refused, not read
+// as another member; exact names are read as Lookup reads them.
+func TestLookupUnaliased(t *testing.T) {
+	t.Parallel()
+	names := []string{"traceparent", "_meta", "stringValue"}
+	for _, c := range []struct {
+		obj  string
+		want error
+	}{
+		{`{"traceparent":"a","_meta":{},"stringValue":"s","other":1}`, nil},
+		{`{"Traceparent":"a"}`, ErrAlias},
+		{`{"trace-parent":"a"}`, ErrAlias},
+		{`{"trace_parent":"a"}`, ErrAlias},
+		{`{"meta":{}}`, ErrAlias},
+		{`{"_META":{}}`, ErrAlias},
+		{`{"string_value":"s"}`, ErrAlias},
+		{`{"trace\u017fparent":"a"}`, nil}, // not a fold of traceparent: no s in it
+		{`{"tracepar\u212aent":"a"}`, nil},
+	} {
+		v := make([][]byte, len(names))
+		err := LookupUnaliased([]byte(c.obj), names, v)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: err %v, want %v", c.obj, err, c.want)
+		}
+	}
+	v := make([][]byte, len(names))
+	if err := LookupUnaliased([]byte(`{"traceparent":"a","traceparent":"b"}`), names, v); err == nil {
+		t.Error("a name twice was read")
+	}
+	if err := LookupUnaliased([]byte(`{"traceparent":"a","_meta":{"x":1}}`), names, v); err != nil || string(v[0]) != `"a"` || string(v[1]) != `{"x":1}` || v[2] != nil {
+		t.Errorf("exact names: %q, %v", v, err)
+	}
+}

@@ -64,16 +64,31 @@ func (s *Session) UpstreamHeaders(id []byte) (traceparent, tracestate string) {
 }
 
 // mayNameTrace reports whether b can hold a member name that is
-// traceparent or tracestate, or one a case-insensitive decoder reads as
-// either: b holds "trace" in any case, or an escape (a name with an
-// escape is not its bytes). Their letters have no fold outside ASCII but
-// the long s (U+017F), which comes after "trace".
+// traceparent or tracestate, or one a lenient decoder reads as either
+// (jsonrpc.LookupUnaliased): b holds "trace" in any case, '_' and '-'
+// anywhere between its letters, or an escape (a name with an escape is
+// not its bytes). Their letters have no fold outside ASCII but the long s
+// (U+017F), which comes after "trace".
 func mayNameTrace(b []byte) bool {
 	if bytes.IndexByte(b, '\\') >= 0 {
 		return true
 	}
-	for i := 0; i+5 <= len(b); i++ {
-		if b[i]|0x20 == 't' && b[i+1]|0x20 == 'r' && b[i+2]|0x20 == 'a' && b[i+3]|0x20 == 'c' && b[i+4]|0x20 == 'e' {
+	const want = "trace"
+	for i := range b {
+		if b[i]|0x20 != 't' {
+			continue
+		}
+		k := 1
+		for j := i + 1; j < len(b) && k < len(want); j++ {
+			switch c := b[j]; {
+			case c == '_' || c == '-':
+			case c|0x20 == want[k]:
+				k++
+			default:
+				j = len(b)
+			}
+		}
+		if k == len(want) {
 			return true
 		}
 	}
@@ -117,8 +132,8 @@ func (s *Session) clientContext(meta []byte, hdr headerContext) (trace.SpanConte
 // absent). A tracestate with no traceparent beside it is present and not
 // ok, as in the headers: read as absent, a header context beside it would
 // be used while the _meta copy the server reads says something else. So
-// is a _meta that is not one unambiguous object (a name twice, a case
-// variant of either name, or not an object but naming "trace", as
+// is a _meta that is not one unambiguous object (a name twice, a name a
+// lenient decoder reads as either, or not an object but naming "trace", as
 // ambiguousMeta does): the server may read a context from it that the
 // gate cannot tell.
 func metaContext(meta []byte) (tp, ts string, present, ok bool) {
@@ -132,7 +147,7 @@ func metaContext(meta []byte) (tp, ts string, present, ok bool) {
 		return "", "", false, true
 	}
 	var v [2][]byte
-	if jsonrpc.LookupStrict(meta, []string{"traceparent", "tracestate"}, v[:]) != nil {
+	if jsonrpc.LookupUnaliased(meta, []string{"traceparent", "tracestate"}, v[:]) != nil {
 		return "", "", true, false
 	}
 	rawTP, rawTS := v[0], v[1]

@@ -309,13 +309,14 @@ func withState(c trace.SpanContextConfig, ts trace.TraceState) trace.SpanContext
 // cannot name a trace context: params that hold neither "trace" in any
 // case nor an escape cannot (metaContext reads such a _meta as no
 // context), and are not read at all. Params whose _meta cannot be told
-// (named twice, or beside a case variant of its name) give ambiguousMeta.
+// (named twice, or beside a name a lenient decoder reads as it: "_META",
+// "meta") give ambiguousMeta.
 func metaOf(params []byte) []byte {
 	if len(params) == 0 || params[0] != '{' || !mayNameTrace(params) {
 		return nil
 	}
 	var v [1][]byte
-	if jsonrpc.LookupStrict(params, []string{"_meta"}, v[:]) != nil {
+	if jsonrpc.LookupUnaliased(params, []string{"_meta"}, v[:]) != nil {
 		return ambiguousMeta
 	}
 	return v[0]
