@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -28,8 +30,10 @@ import (
 // The copy is the receiver's and may be anyone's: nothing of it is echoed.
 
 // maxCopyLine bounds one line of a copy: a whole webhook batch (256
-// events of at most 8 KiB, and its envelope).
-const maxCopyLine = 256*8<<10 + 4096
+// events of at most 8 KiB, and its envelope) fits, and so does a
+// Collector's file export of a merged batch (its batch processor sends
+// 8,192 records by default: about 7 MiB of mcpseal's).
+const maxCopyLine = 16 << 20
 
 var (
 	otlpPrefix  = []byte(`{"resourceLogs":`)
@@ -144,20 +148,38 @@ func eventPosition(ev []byte) (seq int64, prev, hash string, err error) {
 }
 
 // otlpBodies returns the string bodies of the log records of one OTLP
-// JSON logs export, in order. Every level is read strictly: a member
-// named twice, or beside a name a lenient reader takes for it (another
-// case, the proto field name: "string_value" for "stringValue",
-// "log_records" for "logRecords"), is refused, since readers differ on
-// which copy they take and the check must read what the SIEM shows. A
-// body is a oneof: only a stringValue, alone. What the record says of its
-// event beside the body (severity, the mcpseal.audit.* attributes), when
-// the receiver kept it, must be what mcpseal sent for that event.
+// JSON logs export, in order. It is read as OTLP's JSON encoding defines
+// it and nothing else: at every level only the members OTLP names there,
+// each once, exactly as spelled (a case variant, a proto field name such
+// as "string_value", or an older container such as
+// "instrumentationLibraryLogs" is refused, since readers differ on what
+// they take from them and the check must read what the SIEM shows). A
+// record must say of its event what mcpseal sent: the severity and the
+// mcpseal.audit.seq, prev and hash attributes, in the record's own
+// attributes only; its body is a stringValue alone.
 func otlpBodies(line []byte) ([][]byte, error) {
-	bad := errors.New("an OTLP logs export that is not one unambiguous JSON document")
 	var out [][]byte
-	err := eachOf(line, "resourceLogs", func(rl []byte) error {
-		return eachOf(rl, "scopeLogs", func(sl []byte) error {
-			return eachOf(sl, "logRecords", func(r []byte) error {
+	top, err := onlyMembers(line, "resourceLogs")
+	if err != nil {
+		return nil, err
+	}
+	err = eachElement(top["resourceLogs"], func(rl []byte) error {
+		m, err := onlyMembers(rl, "resource", "scopeLogs", "schemaUrl")
+		if err != nil {
+			return err
+		}
+		if err := noPosition(m["resource"], "attributes", "droppedAttributesCount"); err != nil {
+			return err
+		}
+		return eachElement(m["scopeLogs"], func(sl []byte) error {
+			m, err := onlyMembers(sl, "scope", "logRecords", "schemaUrl")
+			if err != nil {
+				return err
+			}
+			if err := noPosition(m["scope"], "name", "version", "attributes", "droppedAttributesCount"); err != nil {
+				return err
+			}
+			return eachElement(m["logRecords"], func(r []byte) error {
 				ev, err := otlpRecord(r)
 				if err != nil {
 					return err
@@ -168,77 +190,127 @@ func otlpBodies(line []byte) ([][]byte, error) {
 		})
 	})
 	if err != nil {
-		if errors.Is(err, errAmbiguous) {
-			return nil, bad
-		}
 		return nil, err
 	}
 	return out, nil
 }
 
+var errOTLP = errors.New("an OTLP logs export that is not one unambiguous OTLP JSON document")
+
+// onlyMembers returns obj's members, which must be among names (each
+// once, spelled exactly); an absent member is nil in the map.
+func onlyMembers(obj []byte, names ...string) (map[string][]byte, error) {
+	ms, err := jsonrpc.Members(obj)
+	if err != nil {
+		return nil, errOTLP
+	}
+	out := make(map[string][]byte, len(ms))
+	for _, m := range ms {
+		if !slices.Contains(names, m.Key) {
+			return nil, errOTLP
+		}
+		out[m.Key] = m.Value
+	}
+	return out, nil
+}
+
+// noPosition checks a resource or a scope (absent: nothing) holds only
+// names and that its attributes claim no mcpseal.audit key: mcpseal puts
+// an event's position in the record's own attributes, and a receiver that
+// merges the levels would show this one instead.
+func noPosition(obj []byte, names ...string) error {
+	if obj == nil {
+		return nil
+	}
+	m, err := onlyMembers(obj, names...)
+	if err != nil {
+		return err
+	}
+	return eachAttribute(m["attributes"], func(key string, _ []byte) error {
+		if strings.HasPrefix(key, "mcpseal.audit") {
+			return errOTLP
+		}
+		return nil
+	})
+}
+
+// eachAttribute calls f with each KeyValue of an attributes array
+// (absent: none); a key twice is refused.
+func eachAttribute(arr []byte, f func(key string, value []byte) error) error {
+	if arr == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	return eachElement(arr, func(kv []byte) error {
+		m, err := onlyMembers(kv, "key", "value")
+		if err != nil || m["key"] == nil {
+			return errOTLP
+		}
+		key, err := jsonrpc.DecodeString(m["key"])
+		if err != nil || seen[key] {
+			return errOTLP // a key twice: readers differ on which they keep
+		}
+		seen[key] = true
+		return f(key, m["value"])
+	})
+}
+
 // otlpRecord returns one log record's event, checked against what the
 // record says of it.
 func otlpRecord(r []byte) ([]byte, error) {
-	var v [4][]byte
-	if jsonrpc.LookupUnaliased(r, []string{"body", "severityNumber", "severityText", "attributes"}, v[:]) != nil {
-		return nil, errAmbiguous
+	m, err := onlyMembers(r, "timeUnixNano", "observedTimeUnixNano", "severityNumber", "severityText",
+		"body", "attributes", "droppedAttributesCount", "flags", "traceId", "spanId", "eventName")
+	if err != nil {
+		return nil, err
 	}
 	noBody := errors.New("an OTLP log record without a string body")
-	if v[0] == nil {
+	body, err := onlyMembers(m["body"], "stringValue")
+	if err != nil || body["stringValue"] == nil {
 		return nil, noBody
 	}
-	ms, err := jsonrpc.Members(v[0])
-	if err != nil || len(ms) != 1 || ms[0].Key != "stringValue" {
-		return nil, noBody
-	}
-	text, err := jsonrpc.DecodeString(ms[0].Value)
+	text, err := jsonrpc.DecodeString(body["stringValue"])
 	if err != nil {
 		return nil, noBody
 	}
 	ev := []byte(text)
 	// The severity number as a number (the collector's file exporter) or
-	// by its enum name (protojson).
-	sev, sevName, sevText := "9", `"SEVERITY_NUMBER_INFO"`, "INFO"
+	// by its enum name (protojson); mcpseal sends both fields, always.
+	sev, sevName, sevText := "9", `"SEVERITY_NUMBER_INFO"`, `"INFO"`
 	if severity(audit.Line{Raw: ev}) == sevNotice {
-		sev, sevName, sevText = "13", `"SEVERITY_NUMBER_WARN"`, "WARN"
+		sev, sevName, sevText = "13", `"SEVERITY_NUMBER_WARN"`, `"WARN"`
 	}
 	disagrees := errors.New("an OTLP log record whose severity or mcpseal.audit attributes disagree with its event")
-	if v[1] != nil && string(v[1]) != sev && string(v[1]) != sevName {
+	if n := string(m["severityNumber"]); n != sev && n != sevName || string(m["severityText"]) != sevText {
 		return nil, disagrees
 	}
-	if v[2] != nil && string(v[2]) != `"`+sevText+`"` {
-		return nil, disagrees
+	seq, prev, hash, err := eventPosition(ev)
+	if err != nil {
+		return nil, errors.New("an OTLP log record whose body is not an audit event")
 	}
-	if v[3] != nil {
-		seq, prev, hash, err := eventPosition(ev)
-		if err != nil {
-			return nil, errors.New("an OTLP log record whose body is not an audit event")
+	want := map[string]string{"mcpseal.audit.seq": strconv.FormatInt(seq, 10), "mcpseal.audit.prev": prev, "mcpseal.audit.hash": hash}
+	found := 0
+	err = eachAttribute(m["attributes"], func(key string, value []byte) error {
+		if !strings.HasPrefix(key, "mcpseal.audit") {
+			return nil
 		}
-		want := map[string]string{"mcpseal.audit.seq": strconv.FormatInt(seq, 10), "mcpseal.audit.prev": prev, "mcpseal.audit.hash": hash}
-		seen := map[string]bool{}
-		err = eachElement(v[3], func(kv []byte) error {
-			var f [2][]byte
-			if jsonrpc.LookupUnaliased(kv, []string{"key", "value"}, f[:]) != nil || f[0] == nil {
-				return errAmbiguous
-			}
-			key, err := jsonrpc.DecodeString(f[0])
-			if err != nil || seen[key] {
-				return errAmbiguous // a key twice: readers differ on which they keep
-			}
-			seen[key] = true
-			w, ours := want[key]
-			if !ours {
-				return nil
-			}
-			got, ok := anyValueText(f[1])
-			if !ok || got != w {
+		got, ok := anyValueText(value)
+		switch w, ours := want[key]; {
+		case key == "mcpseal.audit.sink":
+			if !ok {
 				return disagrees
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		case !ours || !ok || got != w:
+			return disagrees
+		default:
+			found++
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found != len(want) {
+		return nil, disagrees
 	}
 	return ev, nil
 }
@@ -265,37 +337,18 @@ func anyValueText(v []byte) (string, bool) {
 	return "", false
 }
 
-var errAmbiguous = errors.New("ambiguous")
-
-// strictMember is obj's member name (nil when absent); obj must be one
-// unambiguous object, with no member a lenient reader takes for name
-// (jsonrpc.LookupUnaliased).
-func strictMember(obj []byte, name string) ([]byte, error) {
-	var v [1][]byte
-	if jsonrpc.LookupUnaliased(obj, []string{name}, v[:]) != nil {
-		return nil, errAmbiguous
-	}
-	return v[0], nil
-}
-
-// eachOf calls f with each element of obj's array member name; an absent
-// member has none, one that is not an array is refused.
-func eachOf(obj []byte, name string, f func([]byte) error) error {
-	arr, err := strictMember(obj, name)
-	if err != nil || arr == nil {
-		return err
-	}
-	return eachElement(arr, f)
-}
-
-// eachElement calls f with each element of the JSON array arr.
+// eachElement calls f with each element of the JSON array arr (absent:
+// none).
 func eachElement(arr []byte, f func([]byte) error) error {
-	if len(arr) == 0 || arr[0] != '[' {
-		return errAmbiguous
+	if arr == nil {
+		return nil
+	}
+	if arr[0] != '[' {
+		return errOTLP
 	}
 	els, err := jsonrpc.Elements(arr)
 	if err != nil {
-		return errAmbiguous
+		return errOTLP
 	}
 	for _, e := range els {
 		if err := f(e); err != nil {
@@ -306,68 +359,115 @@ func eachElement(arr []byte, f func([]byte) error) error {
 }
 
 // checkSyslogHeader checks what a stored syslog message says of its event
-// against the event. A message kept with its RFC 5424 header (after a BOM
-// or an RFC 6587 octet count a capture may keep) must be one: the
-// priority and MSGID (the op) the event's, mcpseal's structured data
-// element exactly the event's position (seq, prev, hash) and no other
-// element named like it (a relay may add elements of its own), and the
-// event right after the structured data, nothing put between. Timestamp,
-// host and process id are the receiver's to rewrite and are not read. A
-// receiver that stores only the message (a traditional file format)
-// leaves nothing to check but this: mcpseal's element, if it is there,
-// is the event's.
+// against the event. Where the line holds an RFC 5424 header (wherever it
+// starts: a receiver may put its own timestamp and host, a capture an
+// octet count, before it), it must be mcpseal's for this event: the
+// priority, APP-NAME mcpseal, the MSGID (the op), mcpseal's structured
+// data element exactly the event's position (seq, prev, hash) and no
+// other element named like it (a relay may add elements of its own), and
+// the event right after the structured data, nothing put between;
+// timestamp, host and process id are the receiver's and are not read.
+// A line without one (a forwarded or traditional format, which keeps no
+// structured data) must carry no PRI but the event's and end its prefix
+// with mcpseal's tag, "mcpseal[PID]: " or "mcpseal: ", the event right
+// after it. What a receiver writes before the header or the tag is its own
+// and is not read.
 func checkSyslogHeader(prefix, ev []byte) error {
 	seq, prev, hash, err := eventPosition(ev)
 	if err != nil {
 		return errors.New("a syslog message whose event is not an audit event")
 	}
 	ours := fmt.Sprintf(`[%s seq="%d" prev="%s" hash="%s"]`, sdID, seq, prev, hash)
-	h := bytes.TrimPrefix(prefix, []byte("\ufeff"))
-	if i := bytes.IndexByte(h, ' '); i > 0 && i < len(h)-1 && h[i+1] == '<' && allDigits(h[:i]) {
-		h = h[i+1:] // an octet count
+	pri := strconv.Itoa(facilityLocal0*8 + severity(audit.Line{Raw: ev}))
+	bad := errors.New("a syslog message whose header disagrees with its event")
+	// Every PRI in the prefix is the event's: a receiver's format may keep
+	// it (ForwardFormat: "<133>2026-12-02T… host mcpseal[1]: ").
+	for i := bytes.IndexByte(prefix, '<'); i >= 0; {
+		if j := priEnd(prefix[i:]); j > 0 && string(prefix[i+1:i+j-1]) != pri {
+			return bad
+		}
+		k := bytes.IndexByte(prefix[i+1:], '<')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
 	}
-	if len(h) == 0 || h[0] != '<' {
-		if bytes.Contains(prefix, []byte(sdID)) && bytes.Count(prefix, []byte(sdID)) != 1 || bytes.Contains(prefix, []byte(sdID)) && !bytes.Contains(prefix, []byte(ours)) {
-			return errors.New("a syslog message whose structured data disagrees with its event")
+	if h := find5424(prefix); h >= 0 {
+		f := bytes.SplitN(prefix[h:], []byte(" "), 7) // <PRI>1 TS HOST APP PROCID MSGID SD...
+		if len(f) != 7 || string(f[3]) != "mcpseal" || string(f[5]) != printUS(lineMember(ev, "op"), 32) {
+			return bad
+		}
+		rest, found := f[6], false
+		for len(rest) > 0 && rest[0] == '[' {
+			n := sdElementLen(rest)
+			if n < 0 {
+				return bad
+			}
+			el := rest[:n]
+			id := el[1:]
+			if i := bytes.IndexAny(id, " ]"); i >= 0 {
+				id = id[:i]
+			}
+			switch {
+			case string(el) == ours && !found:
+				found = true
+			case bytes.Contains(bytes.ToLower(id), []byte("mcpseal")):
+				return bad // a second element of ours, or one named like it
+			}
+			rest = rest[n:]
+		}
+		if !found || string(rest) != " " && string(rest) != " \ufeff" {
+			return bad // ours missing, or text between the structured data and the event
 		}
 		return nil
 	}
-	bad := errors.New("a syslog message whose header disagrees with its event")
-	f := bytes.SplitN(h, []byte(" "), 7) // <PRI>1 TS HOST APP PROCID MSGID SD...
-	if len(f) != 7 {
+	if bytes.Contains(prefix, []byte(sdID)) {
+		return bad // mcpseal's element outside a header
+	}
+	tag := bytes.TrimSuffix(prefix, []byte(" "))
+	if !bytes.HasSuffix(tag, []byte(":")) {
 		return bad
 	}
-	pri := strconv.Itoa(facilityLocal0*8 + severity(audit.Line{Raw: ev}))
-	if string(f[0]) != "<"+pri+">1" || string(f[5]) != printUS(lineMember(ev, "op"), 32) {
-		return bad
-	}
-	rest := f[6]
-	found := false
-	for len(rest) > 0 && rest[0] == '[' {
-		n := sdElementLen(rest)
-		if n < 0 {
+	tag = tag[:len(tag)-1]
+	if bytes.HasSuffix(tag, []byte("]")) {
+		i := bytes.LastIndexByte(tag, '[')
+		if i < 0 || !allDigits(tag[i+1:len(tag)-1]) {
 			return bad
 		}
-		el := rest[:n]
-		id := el[1:]
-		if i := bytes.IndexAny(id, " ]"); i >= 0 {
-			id = id[:i]
-		}
-		switch {
-		case string(el) == ours && !found:
-			found = true
-		case bytes.Contains(bytes.ToLower(id), []byte("mcpseal")):
-			return bad // a second element of ours, or one named like it
-		}
-		rest = rest[n:]
+		tag = tag[:i]
 	}
-	if !found {
-		return bad
-	}
-	if string(rest) != " " && string(rest) != " \ufeff" {
-		return bad // text between the structured data and the event
+	if !bytes.HasSuffix(tag, []byte("mcpseal")) || len(tag) > len("mcpseal") && tag[len(tag)-len("mcpseal")-1] != ' ' {
+		return errors.New("a syslog message whose text before the event is not mcpseal's tag")
 	}
 	return nil
+}
+
+// priEnd is the length of the PRI ("<" 1-3 digits ">") b starts with, 0
+// when it does not start with one.
+func priEnd(b []byte) int {
+	for n := 2; n <= 4 && n < len(b); n++ {
+		if b[n] == '>' {
+			if allDigits(b[1:n]) {
+				return n + 1
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// find5424 is where the first RFC 5424 header ("<PRI>1 ") in b begins, -1
+// when none does.
+func find5424(b []byte) int {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '<' {
+			continue
+		}
+		if n := priEnd(b[i:]); n > 0 && bytes.HasPrefix(b[i+n:], []byte("1 ")) {
+			return i
+		}
+	}
+	return -1
 }
 
 // sdElementLen is the length of the RFC 5424 SD-ELEMENT b starts with

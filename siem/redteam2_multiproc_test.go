@@ -1,9 +1,6 @@
 package siem
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 )
@@ -14,25 +11,14 @@ import (
 // so B forwards calls with the spool 10x over until its next poll.
 func TestAttackSpoolFullOtherProcessAppends(t *testing.T) {
 	home, lg := newLog(t, 1)
-	release := make(chan struct{})
-	var once sync.Once
-	hung := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(hung) })
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	a, err := Start(home, webhookConfig(srv.URL, 5), nil)
+	url, hung := hungWebhook(t)
+	a, err := Start(home, webhookConfig(url, 5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	<-hung
-	b, err := Start(home, webhookConfig(srv.URL, 5), nil)
+	b, err := Start(home, webhookConfig(url, 5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

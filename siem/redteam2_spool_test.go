@@ -1,8 +1,6 @@
 package siem
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -15,16 +13,8 @@ import (
 // Full() after the writer's Appended must be true.
 func TestAttackSpoolFullRaceCheckSpoolVsAppended(t *testing.T) {
 	home, lg := newLog(t, 1)
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	ex, err := Start(home, webhookConfig(srv.URL, 5), nil)
+	url, _ := hungWebhook(t)
+	ex, err := Start(home, webhookConfig(url, 5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,19 +129,8 @@ func TestAttackSyslogHeaderRewriteVerifies(t *testing.T) {
 func TestAttackSpoolFullStaleWhileSendHangs(t *testing.T) {
 	t.Parallel()
 	home, lg := newLog(t, 1)
-	release := make(chan struct{})
-	var once sync.Once
-	hung := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(hung) })
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	ex, err := Start(home, webhookConfig(srv.URL, 5), nil)
+	url, hung := hungWebhook(t)
+	ex, err := Start(home, webhookConfig(url, 5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,4 +186,23 @@ func TestSyslogCopyAsSentVerifies(t *testing.T) {
 	if _, err := ParseCopy(append(append([]byte("<134>1 "), m[7:]...), '\n')); err == nil {
 		t.Error("a refusal stored as informational verifies")
 	}
+}
+
+// hungWebhook is a webhook receiver that takes each request and never
+// answers it until the test ends; hung is closed at its first request.
+func hungWebhook(t *testing.T) (url string, hung <-chan struct{}) {
+	t.Helper()
+	release := make(chan struct{})
+	first := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(first) })
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	return srv.URL, first
 }
