@@ -168,7 +168,7 @@ func otlpBodies(line []byte) ([][]byte, error) {
 		if err != nil {
 			return err
 		}
-		if err := noPosition(m["resource"], "attributes", "droppedAttributesCount"); err != nil {
+		if err := appIs(m["resource"], "service.name", "mcpseal", "attributes", "droppedAttributesCount"); err != nil {
 			return err
 		}
 		return eachElement(m["scopeLogs"], func(sl []byte) error {
@@ -176,7 +176,7 @@ func otlpBodies(line []byte) ([][]byte, error) {
 			if err != nil {
 				return err
 			}
-			if err := noPosition(m["scope"], "name", "version", "attributes", "droppedAttributesCount"); err != nil {
+			if err := appIs(m["scope"], "name", "mcpseal.audit", "name", "version", "attributes", "droppedAttributesCount"); err != nil {
 				return err
 			}
 			return eachElement(m["logRecords"], func(r []byte) error {
@@ -214,24 +214,48 @@ func onlyMembers(obj []byte, names ...string) (map[string][]byte, error) {
 	return out, nil
 }
 
-// noPosition checks a resource or a scope (absent: nothing) holds only
-// names and that its attributes claim no mcpseal.audit key: mcpseal puts
-// an event's position in the record's own attributes, and a receiver that
-// merges the levels would show this one instead.
-func noPosition(obj []byte, names ...string) error {
+// appIs checks a resource or a scope, which holds only names: that it
+// names mcpseal as sent (the resource's service.name attribute, the
+// scope's name member: what a SIEM shows as the app), and that its
+// attributes claim no mcpseal.audit key (mcpseal puts an event's position
+// in the record's own attributes, and a receiver that merges the levels
+// would show this one instead). Other attributes (a Collector's resource
+// processor adds some) are the receiver's.
+func appIs(obj []byte, key, want string, names ...string) error {
 	if obj == nil {
-		return nil
+		return errOTLP
 	}
 	m, err := onlyMembers(obj, names...)
 	if err != nil {
 		return err
 	}
-	return eachAttribute(m["attributes"], func(key string, _ []byte) error {
-		if strings.HasPrefix(key, "mcpseal.audit") {
+	found := false
+	if v, ok := m[key]; ok { // the scope's name
+		s, err := jsonrpc.DecodeString(v)
+		if err != nil || s != want {
 			return errOTLP
+		}
+		found = true
+	}
+	err = eachAttribute(m["attributes"], func(k string, v []byte) error {
+		switch {
+		case strings.HasPrefix(k, "mcpseal.audit"):
+			return errOTLP
+		case k == key:
+			if s, ok := anyValueText(v); !ok || s != want {
+				return errOTLP
+			}
+			found = true
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return errOTLP
+	}
+	return nil
 }
 
 // eachAttribute calls f with each KeyValue of an attributes array
@@ -289,10 +313,10 @@ func otlpRecord(r []byte) ([]byte, error) {
 	}
 	want := map[string]string{"mcpseal.audit.seq": strconv.FormatInt(seq, 10), "mcpseal.audit.prev": prev, "mcpseal.audit.hash": hash}
 	found := 0
+	if v, ok := m["eventName"]; ok && string(v) != `"mcpseal.audit"` {
+		return nil, disagrees // an older receiver may drop it, not change it
+	}
 	err = eachAttribute(m["attributes"], func(key string, value []byte) error {
-		if !strings.HasPrefix(key, "mcpseal.audit") {
-			return nil
-		}
 		got, ok := anyValueText(value)
 		switch w, ours := want[key]; {
 		case key == "mcpseal.audit.sink":
@@ -300,7 +324,7 @@ func otlpRecord(r []byte) ([]byte, error) {
 				return disagrees
 			}
 		case !ours || !ok || got != w:
-			return disagrees
+			return disagrees // mcpseal sends its four attributes, no other
 		default:
 			found++
 		}
@@ -370,8 +394,9 @@ func eachElement(arr []byte, f func([]byte) error) error {
 // A line without one (a forwarded or traditional format, which keeps no
 // structured data) must carry no PRI but the event's and end its prefix
 // with mcpseal's tag, "mcpseal[PID]: " or "mcpseal: ", the event right
-// after it. What a receiver writes before the header or the tag is its own
-// and is not read.
+// after it, and no other tag (": ") before it: a parser reads the first
+// as the app. What else a receiver writes before the header or the tag
+// (its timestamp and host) is its own and is not read.
 func checkSyslogHeader(prefix, ev []byte) error {
 	seq, prev, hash, err := eventPosition(ev)
 	if err != nil {
@@ -392,7 +417,11 @@ func checkSyslogHeader(prefix, ev []byte) error {
 		}
 		i += 1 + k
 	}
+	tagEnd := []byte(": ")
 	if h := find5424(prefix); h >= 0 {
+		if bytes.Contains(prefix[:h], tagEnd) {
+			return bad // a traditional tag before the header: a parser reads that as the app
+		}
 		f := bytes.SplitN(prefix[h:], []byte(" "), 7) // <PRI>1 TS HOST APP PROCID MSGID SD...
 		if len(f) != 7 || string(f[3]) != "mcpseal" || string(f[5]) != printUS(lineMember(ev, "op"), 32) {
 			return bad
@@ -424,10 +453,10 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	if bytes.Contains(prefix, []byte(sdID)) {
 		return bad // mcpseal's element outside a header
 	}
-	tag := bytes.TrimSuffix(prefix, []byte(" "))
-	if !bytes.HasSuffix(tag, []byte(":")) {
-		return bad
+	if bytes.Count(prefix, tagEnd) != 1 || !bytes.HasSuffix(prefix, tagEnd) {
+		return errors.New("a syslog message whose text before the event is not mcpseal's tag")
 	}
+	tag := bytes.TrimSuffix(prefix, []byte(" "))
 	tag = tag[:len(tag)-1]
 	if bytes.HasSuffix(tag, []byte("]")) {
 		i := bytes.LastIndexByte(tag, '[')
@@ -442,10 +471,11 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	return nil
 }
 
-// priEnd is the length of the PRI ("<" 1-3 digits ">") b starts with, 0
-// when it does not start with one.
+// priEnd is the length of the PRI ("<" digits ">", leading zeros
+// included: a parser reads them as the number) b starts with, 0 when it
+// does not start with one.
 func priEnd(b []byte) int {
-	for n := 2; n <= 4 && n < len(b); n++ {
+	for n := 2; n <= 11 && n < len(b); n++ { // "<0134>" is a PRI to rsyslog too
 		if b[n] == '>' {
 			if allDigits(b[1:n]) {
 				return n + 1
