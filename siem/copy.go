@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mcpseal/mcpseal/audit"
 	"github.com/mcpseal/mcpseal/jsonrpc"
@@ -238,9 +239,11 @@ func appIs(obj []byte, key, want string, names ...string) error {
 		found = true
 	}
 	err = eachAttribute(m["attributes"], func(k string, v []byte) error {
-		switch {
-		case strings.HasPrefix(k, "mcpseal.audit"):
+		switch n := labelForm(k); {
+		case strings.HasPrefix(n, "mcpsealaudit"):
 			return errOTLP
+		case k != key && n == labelForm(key):
+			return errOTLP // service_name beside service.name: one label to a receiver that renames them
 		case k == key:
 			if s, ok := anyValueText(v); !ok || s != want {
 				return errOTLP
@@ -256,6 +259,17 @@ func appIs(obj []byte, key, want string, names ...string) error {
 		return errOTLP
 	}
 	return nil
+}
+
+// labelForm is an attribute key as receivers that make labels of keys
+// may read it: folded to lower case, without '.', '_' and '-'.
+func labelForm(k string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, k)
 }
 
 // eachAttribute calls f with each KeyValue of an attributes array
@@ -398,6 +412,9 @@ func eachElement(arr []byte, f func([]byte) error) error {
 // as the app. What else a receiver writes before the header or the tag
 // (its timestamp and host) is its own and is not read.
 func checkSyslogHeader(prefix, ev []byte) error {
+	if len(prefix) == 0 {
+		return nil // an audit line as chained, not a syslog message
+	}
 	seq, prev, hash, err := eventPosition(ev)
 	if err != nil {
 		return errors.New("a syslog message whose event is not an audit event")
@@ -419,8 +436,8 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	}
 	tagEnd := []byte(": ")
 	if h := find5424(prefix); h >= 0 {
-		if bytes.Contains(prefix[:h], tagEnd) {
-			return bad // a traditional tag before the header: a parser reads that as the app
+		if !receiverPrefix(bytes.Fields(prefix[:h])) {
+			return bad // a tag or other text before the header: a parser reads it as the app
 		}
 		f := bytes.SplitN(prefix[h:], []byte(" "), 7) // <PRI>1 TS HOST APP PROCID MSGID SD...
 		if len(f) != 7 || string(f[3]) != "mcpseal" || string(f[5]) != printUS(lineMember(ev, "op"), 32) {
@@ -453,37 +470,82 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	if bytes.Contains(prefix, []byte(sdID)) {
 		return bad // mcpseal's element outside a header
 	}
-	if bytes.Count(prefix, tagEnd) != 1 || !bytes.HasSuffix(prefix, tagEnd) {
-		return errors.New("a syslog message whose text before the event is not mcpseal's tag")
+	notTag := errors.New("a syslog message whose text before the event is not mcpseal's tag")
+	if !bytes.HasSuffix(prefix, tagEnd) || bytes.HasSuffix(prefix, []byte(" "+string(tagEnd))) {
+		return notTag
 	}
-	tag := bytes.TrimSuffix(prefix, []byte(" "))
-	tag = tag[:len(tag)-1]
-	if bytes.HasSuffix(tag, []byte("]")) {
-		i := bytes.LastIndexByte(tag, '[')
-		if i < 0 || !allDigits(tag[i+1:len(tag)-1]) {
-			return bad
+	f := bytes.Fields(prefix)
+	if len(f) > 0 && priEnd(f[0]) > 0 { // a PRI the format kept, checked above: "<133>Dec  2 …" or "<133>2026-…"
+		f[0] = f[0][priEnd(f[0]):]
+		if len(f[0]) == 0 {
+			f = f[1:]
 		}
-		tag = tag[:i]
 	}
-	if !bytes.HasSuffix(tag, []byte("mcpseal")) || len(tag) > len("mcpseal") && tag[len(tag)-len("mcpseal")-1] != ' ' {
-		return errors.New("a syslog message whose text before the event is not mcpseal's tag")
+	if len(f) == 0 || !isTag(f[len(f)-1]) || !receiverPrefix(f[:len(f)-1]) {
+		return notTag
 	}
 	return nil
+}
+
+// isTag says b is mcpseal's syslog tag as a traditional format writes
+// it: "mcpseal:" or "mcpseal[PID]:".
+func isTag(b []byte) bool {
+	b, ok := bytes.CutSuffix(b, []byte(":"))
+	if !ok {
+		return false
+	}
+	if rest, ok := bytes.CutPrefix(b, []byte("mcpseal[")); ok {
+		pid, ok := bytes.CutSuffix(rest, []byte("]"))
+		return ok && allDigits(pid)
+	}
+	return string(b) == "mcpseal"
+}
+
+// receiverPrefix says the fields f are what a receiver writes before a
+// message it stores, and nothing else a parser could take for the app:
+// none; an RFC 6587 octet count; or a timestamp (one RFC 3339 field, or
+// "Mmm dd hh:mm:ss") and a host.
+func receiverPrefix(f [][]byte) bool {
+	if len(f) > 0 && bytes.Equal(f[0], []byte("\ufeff")) {
+		f = f[1:]
+	}
+	switch {
+	case len(f) == 0:
+		return true
+	case len(f) == 1:
+		return allDigits(f[0])
+	case len(f) == 2:
+		return isRFC3339(f[0])
+	case len(f) == 4:
+		return isMonth(f[0]) && len(f[1]) <= 2 && allDigits(f[1]) && isClock(f[2])
+	}
+	return false
+}
+
+func isRFC3339(b []byte) bool {
+	return len(b) >= 20 && allDigits(b[:4]) && b[4] == '-' && b[10] == 'T' && isClock(b[11:19])
+}
+
+func isClock(b []byte) bool {
+	return len(b) >= 8 && allDigits(b[0:2]) && b[2] == ':' && allDigits(b[3:5]) && b[5] == ':' && allDigits(b[6:8])
+}
+
+func isMonth(b []byte) bool {
+	return len(b) == 3 && strings.Contains("JanFebMarAprMayJunJulAugSepOctNovDec", string(b)) && b[0] >= 'A' && b[0] <= 'Z'
 }
 
 // priEnd is the length of the PRI ("<" digits ">", leading zeros
 // included: a parser reads them as the number) b starts with, 0 when it
 // does not start with one.
 func priEnd(b []byte) int {
-	for n := 2; n <= 11 && n < len(b); n++ { // "<0134>" is a PRI to rsyslog too
-		if b[n] == '>' {
-			if allDigits(b[1:n]) {
-				return n + 1
-			}
-			return 0
-		}
+	n := 1
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' { // any number of them: rsyslog reads "<00000000134>" as 134
+		n++
 	}
-	return 0
+	if n == 1 || n == len(b) || b[n] != '>' {
+		return 0
+	}
+	return n + 1
 }
 
 // find5424 is where the first RFC 5424 header ("<PRI>1 ") in b begins, -1

@@ -75,7 +75,9 @@ func TestHeldFaithfulForms(t *testing.T) {
 	ls := rt16Lines(t, home, 2)
 	for _, f := range []func(l int) string{
 		func(i int) string { return "2026-12-02T16:54:59.1+00:00 host mcpseal[123]: " }, // rsyslog FileFormat / syslog-ng MSGHDR
-		func(i int) string { return fmt.Sprintf("<%d>2026-12-02T16:54:59+00:00 host mcpseal[1]: ", 128+severity(ls[i])) },
+		func(i int) string {
+			return fmt.Sprintf("<%d>2026-12-02T16:54:59+00:00 host mcpseal[1]: ", 128+severity(ls[i]))
+		},
 		func(i int) string {
 			l := ls[i]
 			return fmt.Sprintf("123 <%d>1 2026-12-02T16:54:59Z h mcpseal 1 %s %s[origin ip=\"1.2.3.4\"] ", 128+severity(l), lineMember(l.Raw, "op"), rt16dSD(l.Seq, l.Prev, l.Hash))

@@ -206,3 +206,20 @@ func hungWebhook(t *testing.T) (url string, hung <-chan struct{}) {
 	t.Cleanup(func() { close(release) })
 	return srv.URL, first
 }
+
+// TestBareAuditLinesVerify: a copy of audit lines as chained, one a line
+// (what a receiver of the fleet's webhook stores as events), verifies:
+// an empty prefix is no syslog message to check (the fifth red team's
+// syslog fixes refused it at first).
+func TestBareAuditLinesVerify(t *testing.T) {
+	t.Parallel()
+	home, _ := newLog(t, 4)
+	ls := rt16Lines(t, home, 4)
+	var b []byte
+	for _, l := range ls {
+		b = append(append(b, l.Raw...), '\n')
+	}
+	if !copyVerifies(t, home, b) {
+		t.Error("bare audit lines do not verify")
+	}
+}
