@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/mcpseal/mcpseal/audit"
@@ -240,8 +241,8 @@ func appIs(obj []byte, key, want string, names ...string) error {
 	}
 	err = eachAttribute(m["attributes"], func(k string, v []byte) error {
 		switch n := labelForm(k); {
-		case strings.HasPrefix(n, "mcpsealaudit"):
-			return errOTLP
+		case strings.HasPrefix(n, "mcpsealaudit"), strings.Contains(n, "severity"):
+			return errOTLP // exporters that merge levels would show it as the record's
 		case k != key && n == labelForm(key):
 			return errOTLP // service_name beside service.name: one label to a receiver that renames them
 		case k == key:
@@ -436,7 +437,7 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	}
 	tagEnd := []byte(": ")
 	if h := find5424(prefix); h >= 0 {
-		if !receiverPrefix(bytes.Fields(prefix[:h])) {
+		if !receiverPrefix(spaceFields(prefix[:h])) {
 			return bad // a tag or other text before the header: a parser reads it as the app
 		}
 		f := bytes.SplitN(prefix[h:], []byte(" "), 7) // <PRI>1 TS HOST APP PROCID MSGID SD...
@@ -459,6 +460,8 @@ func checkSyslogHeader(prefix, ev []byte) error {
 				found = true
 			case bytes.Contains(bytes.ToLower(id), []byte("mcpseal")):
 				return bad // a second element of ours, or one named like it
+			case bytes.Contains(el, []byte(`\]`)):
+				return bad // valid RFC 5424, but grok ends the structured data at it
 			}
 			rest = rest[n:]
 		}
@@ -474,7 +477,7 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	if !bytes.HasSuffix(prefix, tagEnd) || bytes.HasSuffix(prefix, []byte(" "+string(tagEnd))) {
 		return notTag
 	}
-	f := bytes.Fields(prefix)
+	f := spaceFields(prefix)
 	if len(f) > 0 && priEnd(f[0]) > 0 { // a PRI the format kept, checked above: "<133>Dec  2 …" or "<133>2026-…"
 		f[0] = f[0][priEnd(f[0]):]
 		if len(f[0]) == 0 {
@@ -504,7 +507,7 @@ func isTag(b []byte) bool {
 // receiverPrefix says the fields f are what a receiver writes before a
 // message it stores, and nothing else a parser could take for the app:
 // none; an RFC 6587 octet count; or a timestamp (one RFC 3339 field, or
-// "Mmm dd hh:mm:ss") and a host.
+// "Mmm dd hh:mm:ss") and a host name.
 func receiverPrefix(f [][]byte) bool {
 	if len(f) > 0 && bytes.Equal(f[0], []byte("\ufeff")) {
 		f = f[1:]
@@ -515,19 +518,46 @@ func receiverPrefix(f [][]byte) bool {
 	case len(f) == 1:
 		return allDigits(f[0])
 	case len(f) == 2:
-		return isRFC3339(f[0])
+		_, err := time.Parse(time.RFC3339Nano, string(f[0]))
+		return err == nil && isHost(f[1])
 	case len(f) == 4:
-		return isMonth(f[0]) && len(f[1]) <= 2 && allDigits(f[1]) && isClock(f[2])
+		return isMonth(f[0]) && len(f[1]) <= 2 && allDigits(f[1]) && isClock(f[2]) && isHost(f[3])
 	}
 	return false
 }
 
-func isRFC3339(b []byte) bool {
-	return len(b) >= 20 && allDigits(b[:4]) && b[4] == '-' && b[10] == 'T' && isClock(b[11:19])
+// spaceFields splits b at ASCII spaces, as syslog parsers do (a tab or a
+// Unicode space is part of a field), runs of them counting as one.
+func spaceFields(b []byte) [][]byte {
+	var f [][]byte
+	for _, w := range bytes.Split(b, []byte(" ")) {
+		if len(w) > 0 {
+			f = append(f, w)
+		}
+	}
+	return f
 }
 
+// isHost says b can be only a host name or an address to a syslog
+// parser: letters, digits, '.', '-', '_' and ':' (IPv6), not ending in
+// ':' (a tag).
+func isHost(b []byte) bool {
+	if len(b) == 0 || b[len(b)-1] == ':' {
+		return false
+	}
+	for _, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_', c == ':':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isClock says b is exactly hh:mm:ss.
 func isClock(b []byte) bool {
-	return len(b) >= 8 && allDigits(b[0:2]) && b[2] == ':' && allDigits(b[3:5]) && b[5] == ':' && allDigits(b[6:8])
+	return len(b) == 8 && allDigits(b[0:2]) && b[2] == ':' && allDigits(b[3:5]) && b[5] == ':' && allDigits(b[6:8])
 }
 
 func isMonth(b []byte) bool {
@@ -571,6 +601,8 @@ func sdElementLen(b []byte) int {
 		switch c := b[i]; {
 		case quoted && c == '\\':
 			i++
+		case quoted && c == ']':
+			return -1 // RFC 5424 escapes it in a value; unescaped, parsers split there
 		case c == '"':
 			quoted = !quoted
 		case !quoted && c == ']':
