@@ -221,8 +221,9 @@ func onlyMembers(obj []byte, names ...string) (map[string][]byte, error) {
 // scope's name member: what a SIEM shows as the app), and that its
 // attributes claim no mcpseal.audit key (mcpseal puts an event's position
 // in the record's own attributes, and a receiver that merges the levels
-// would show this one instead). Other attributes (a Collector's resource
-// processor adds some) are the receiver's.
+// would show this one instead) nor a service name but the resource's.
+// Other attributes (a Collector's resource processor adds some) are the
+// receiver's.
 func appIs(obj []byte, key, want string, names ...string) error {
 	if obj == nil {
 		return errOTLP
@@ -243,8 +244,8 @@ func appIs(obj []byte, key, want string, names ...string) error {
 		switch n := labelForm(k); {
 		case strings.HasPrefix(n, "mcpsealaudit"), strings.Contains(n, "severity"):
 			return errOTLP // exporters that merge levels would show it as the record's
-		case k != key && n == labelForm(key):
-			return errOTLP // service_name beside service.name: one label to a receiver that renames them
+		case k != key && (n == labelForm(key) || n == "servicename"):
+			return errOTLP // service_name beside service.name, or a scope's: one label to a receiver that renames or merges them
 		case k == key:
 			if s, ok := anyValueText(v); !ok || s != want {
 				return errOTLP
@@ -437,7 +438,7 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	}
 	tagEnd := []byte(": ")
 	if h := find5424(prefix); h >= 0 {
-		if !receiverPrefix(spaceFields(prefix[:h])) {
+		if !receiverPrefix(prefix[:h], false) {
 			return bad // a tag or other text before the header: a parser reads it as the app
 		}
 		f := bytes.SplitN(prefix[h:], []byte(" "), 7) // <PRI>1 TS HOST APP PROCID MSGID SD...
@@ -477,14 +478,14 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	if !bytes.HasSuffix(prefix, tagEnd) || bytes.HasSuffix(prefix, []byte(" "+string(tagEnd))) {
 		return notTag
 	}
-	f := spaceFields(prefix)
-	if len(f) > 0 && priEnd(f[0]) > 0 { // a PRI the format kept, checked above: "<133>Dec  2 …" or "<133>2026-…"
-		f[0] = f[0][priEnd(f[0]):]
-		if len(f[0]) == 0 {
-			f = f[1:]
-		}
+	// The tag is the last field: what a parser reads as the app once it
+	// has read a timestamp and a host before it.
+	body, afterPRI := prefix, false
+	if n := priEnd(body); n > 0 { // a PRI the format kept, checked above: "<133>Dec  2 …" or "<133>2026-…"
+		body, afterPRI = body[n:], true
 	}
-	if len(f) == 0 || !isTag(f[len(f)-1]) || !receiverPrefix(f[:len(f)-1]) {
+	i := bytes.LastIndexByte(body[:len(body)-1], ' ') + 1
+	if !isTag(body[i:len(body)-1]) || !receiverPrefix(body[:i], afterPRI) {
 		return notTag
 	}
 	return nil
@@ -504,38 +505,54 @@ func isTag(b []byte) bool {
 	return string(b) == "mcpseal"
 }
 
-// receiverPrefix says the fields f are what a receiver writes before a
-// message it stores, and nothing else a parser could take for the app:
-// none; an RFC 6587 octet count; or a timestamp (one RFC 3339 field, or
-// "Mmm dd hh:mm:ss") and a host name.
-func receiverPrefix(f [][]byte) bool {
-	if len(f) > 0 && bytes.Equal(f[0], []byte("\ufeff")) {
-		f = f[1:]
-	}
-	switch {
-	case len(f) == 0:
+// receiverPrefix says b, what comes before a header or a tag, is what a
+// receiver writes before a message it stores, and nothing else a parser
+// could take for the app: nothing; a byte order mark right before a
+// header; an RFC 6587 octet count (not after a PRI: the count frames the
+// whole message); or a timestamp (one RFC 3339 field, or "Mmm dd
+// hh:mm:ss" with a one-digit day padded by a space) and a host name. Each
+// field ends in one ASCII space, as syslog parsers split (a tab, a
+// Unicode space or a second space is part of a field to them, or an
+// empty one).
+func receiverPrefix(b []byte, afterPRI bool) bool {
+	if len(b) == 0 || !afterPRI && string(b) == "\ufeff" {
 		return true
-	case len(f) == 1:
-		return allDigits(f[0])
-	case len(f) == 2:
+	}
+	s, ok := bytes.CutSuffix(b, []byte(" "))
+	if !ok {
+		return false
+	}
+	f := bytes.Split(s, []byte(" "))
+	switch len(f) {
+	case 1:
+		return !afterPRI && allDigits(f[0])
+	case 2:
 		_, err := time.Parse(time.RFC3339Nano, string(f[0]))
 		return err == nil && isHost(f[1])
-	case len(f) == 4:
-		return isMonth(f[0]) && len(f[1]) <= 2 && allDigits(f[1]) && isClock(f[2]) && isHost(f[3])
+	case 4: // Dec 12 16:54:59 host
+		return isMonth(f[0]) && isDay(f[1], 2) && isClock(f[2]) && isHost(f[3])
+	case 5: // Dec  2 16:54:59 host
+		return isMonth(f[0]) && len(f[1]) == 0 && isDay(f[2], 1) && isClock(f[3]) && isHost(f[4])
 	}
 	return false
 }
 
-// spaceFields splits b at ASCII spaces, as syslog parsers do (a tab or a
-// Unicode space is part of a field), runs of them counting as one.
-func spaceFields(b []byte) [][]byte {
-	var f [][]byte
-	for _, w := range bytes.Split(b, []byte(" ")) {
-		if len(w) > 0 {
-			f = append(f, w)
-		}
+// isDay says b is a day of the month, 1 to 31, in at most width digits.
+func isDay(b []byte, width int) bool {
+	n, ok := smallNumber(b, width)
+	return ok && n >= 1 && n <= 31
+}
+
+// smallNumber is b as a number of 1 to width digits.
+func smallNumber(b []byte, width int) (int, bool) {
+	if len(b) == 0 || len(b) > width || !allDigits(b) {
+		return 0, false
 	}
-	return f
+	n := 0
+	for _, c := range b {
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // isHost says b can be only a host name or an address to a syslog
@@ -555,9 +572,16 @@ func isHost(b []byte) bool {
 	return true
 }
 
-// isClock says b is exactly hh:mm:ss.
+// isClock says b is exactly hh:mm:ss, a time of day (a leap second
+// included).
 func isClock(b []byte) bool {
-	return len(b) == 8 && allDigits(b[0:2]) && b[2] == ':' && allDigits(b[3:5]) && b[5] == ':' && allDigits(b[6:8])
+	if len(b) != 8 || b[2] != ':' || b[5] != ':' {
+		return false
+	}
+	h, okH := smallNumber(b[0:2], 2)
+	m, okM := smallNumber(b[3:5], 2)
+	s, okS := smallNumber(b[6:8], 2)
+	return okH && okM && okS && h <= 23 && m <= 59 && s <= 60
 }
 
 func isMonth(b []byte) bool {
