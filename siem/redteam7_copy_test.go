@@ -12,14 +12,10 @@ import (
 func TestAttackSyslogLoneNumberAfterPRI(t *testing.T) {
 	home, _ := newLog(t, 1)
 	l := rt16Lines(t, home, 1)[0]
-	for _, prefix := range []string{
+	checkPrefixes(t, home, l.Raw, false, "verifies with a number where a parser reads the app",
 		"<133>123 mcpseal: ",
 		"<133>7 mcpseal[1]: ",
-	} {
-		if rt16bVerifies(t, home, prefix+string(l.Raw)) {
-			t.Errorf("verifies with a number where a parser reads the app: %q", prefix)
-		}
-	}
+	)
 }
 
 // TestAttackSyslogTimestampOutOfRange: the clock and the day were checked
@@ -32,7 +28,7 @@ func TestAttackSyslogTimestampOutOfRange(t *testing.T) {
 	if !rt16bVerifies(t, home, "Dec 31 16:54:59 host "+hdr+string(l.Raw)) {
 		t.Fatal("setup: a receiver's timestamp and host before the header do not verify")
 	}
-	for _, prefix := range []string{
+	checkPrefixes(t, home, l.Raw, false, "verifies with a timestamp no parser reads",
 		"<133>Dec 32 16:54:59 host mcpseal: ",
 		"<133>Dec 00 16:54:59 host mcpseal: ",
 		"<133>Dec  0 16:54:59 host mcpseal: ",
@@ -40,13 +36,9 @@ func TestAttackSyslogTimestampOutOfRange(t *testing.T) {
 		"<133>Dec  2 24:00:00 host mcpseal: ",
 		"<133>Dec  2 16:60:00 host mcpseal: ",
 		"<133>Dec  2 16:54:61 host mcpseal: ",
-		"Dec 32 16:54:59 host " + hdr,
-		"Dec  2 16:54:99 host " + hdr,
-	} {
-		if rt16bVerifies(t, home, prefix+string(l.Raw)) {
-			t.Errorf("verifies with a timestamp no parser reads: %q", prefix)
-		}
-	}
+		"Dec 32 16:54:59 host "+hdr,
+		"Dec  2 16:54:99 host "+hdr,
+	)
 }
 
 // TestAttackSyslogRunOfSpaces: runs of spaces counted as one, but a
@@ -56,7 +48,7 @@ func TestAttackSyslogTimestampOutOfRange(t *testing.T) {
 func TestAttackSyslogRunOfSpaces(t *testing.T) {
 	home, _ := newLog(t, 1)
 	l := rt16Lines(t, home, 1)[0]
-	for _, prefix := range []string{
+	checkPrefixes(t, home, l.Raw, false, "verifies with a run of spaces where a parser splits",
 		"<133>Dec  2 16:54:59 host  mcpseal: ",
 		"<133>Dec  2 16:54:59  host mcpseal: ",
 		"<133>Dec  2  16:54:59 host mcpseal: ",
@@ -65,18 +57,14 @@ func TestAttackSyslogRunOfSpaces(t *testing.T) {
 		"<133> Dec  2 16:54:59 host mcpseal: ",
 		"<133>2026-12-02T16:54:59Z  host mcpseal: ",
 		" <133>Dec  2 16:54:59 host mcpseal: ",
-	} {
-		if rt16bVerifies(t, home, prefix+string(l.Raw)) {
-			t.Errorf("verifies with a run of spaces where a parser splits: %q", prefix)
-		}
-	}
+	)
 }
 
 // TestSyslogReceiverPrefixesStillVerify: the forms receivers write.
 func TestSyslogReceiverPrefixesStillVerify(t *testing.T) {
 	home, _ := newLog(t, 1)
 	l := rt16Lines(t, home, 1)[0]
-	for _, prefix := range []string{
+	checkPrefixes(t, home, l.Raw, true, "refuses a receiver's form",
 		"<133>Dec  2 16:54:59 host mcpseal[1]: ",
 		"<133>Dec 2 16:54:59 host mcpseal: ",
 		"<133>Dec 12 16:54:59 host mcpseal: ",
@@ -86,11 +74,7 @@ func TestSyslogReceiverPrefixesStillVerify(t *testing.T) {
 		"2026-12-02T16:54:59+01:00 host mcpseal: ",
 		"mcpseal: ",
 		"<133>mcpseal: ",
-	} {
-		if !rt16bVerifies(t, home, prefix+string(l.Raw)) {
-			t.Errorf("refuses a receiver's form: %q", prefix)
-		}
-	}
+	)
 }
 
 // TestAttackOTLPScopeAttributeServiceName: the scope's attributes were
@@ -116,6 +100,17 @@ func TestAttackOTLPScopeAttributeServiceName(t *testing.T) {
 	for _, key := range []string{"service.name", "service_name", "Service.Name"} {
 		if rt16bVerifies(t, home, doc(`,"attributes":[{"key":"`+key+`","value":{"stringValue":"evilapp"}}]`)) {
 			t.Errorf("verifies with a scope attribute %q naming another app", key)
+		}
+	}
+}
+
+// checkPrefixes says whether each prefix, before event, verifies as
+// want, naming what it is when not.
+func checkPrefixes(t *testing.T, home string, event []byte, want bool, what string, prefixes ...string) {
+	t.Helper()
+	for _, prefix := range prefixes {
+		if rt16bVerifies(t, home, prefix+string(event)) != want {
+			t.Errorf("%s: %q", what, prefix)
 		}
 	}
 }
