@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -232,7 +233,7 @@ func appIs(obj []byte, key, want string, names ...string) error {
 	if err != nil {
 		return err
 	}
-	found := false
+	found, member := false, slices.Contains(names, key)
 	if v, ok := m[key]; ok { // the scope's name
 		s, err := jsonrpc.DecodeString(v)
 		if err != nil || s != want {
@@ -242,8 +243,10 @@ func appIs(obj []byte, key, want string, names ...string) error {
 	}
 	err = eachAttribute(m["attributes"], func(k string, v []byte) error {
 		switch n := labelForm(k); {
-		case strings.HasPrefix(n, "mcpsealaudit"), strings.Contains(n, "severity"):
+		case strings.HasPrefix(n, "mcpsealaudit"), strings.Contains(n, "severity"), reservedLabel[n]:
 			return errOTLP // exporters that merge levels would show it as the record's
+		case member && n == labelForm(key):
+			return errOTLP // the scope's name is its member, not an attribute
 		case k != key && (n == labelForm(key) || n == "servicename"):
 			return errOTLP // service_name beside service.name, or a scope's: one label to a receiver that renames or merges them
 		case k == key:
@@ -261,6 +264,14 @@ func appIs(obj []byte, key, want string, names ...string) error {
 		return errOTLP
 	}
 	return nil
+}
+
+// reservedLabel holds keys, in labelForm, that an exporter merging a
+// resource's or a scope's attributes into a record's fields writes over
+// the record's own: Datadog's exporter writes them after the message, so
+// a "message" there is the message Datadog shows, a "ddtags" its tags.
+var reservedLabel = map[string]bool{
+	"message": true, "msg": true, "body": true, "ddtags": true, "ddsource": true, "status": true, "service": true,
 }
 
 // labelForm is an attribute key as receivers that make labels of keys
@@ -438,11 +449,17 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	}
 	tagEnd := []byte(": ")
 	if h := find5424(prefix); h >= 0 {
-		if !receiverPrefix(prefix[:h], false) {
+		if !receiverPrefix(prefix[:h], false, len(prefix)+len(ev)) {
 			return bad // a tag or other text before the header: a parser reads it as the app
 		}
 		f := bytes.SplitN(prefix[h:], []byte(" "), 7) // <PRI>1 TS HOST APP PROCID MSGID SD...
 		if len(f) != 7 || string(f[3]) != "mcpseal" || string(f[5]) != printUS(lineMember(ev, "op"), 32) {
+			return bad
+		}
+		// TIMESTAMP, HOSTNAME and PROCID are the receiver's, but must be
+		// what RFC 5424 allows there: rsyslog stops parsing the header at
+		// a timestamp it cannot read, and grok matches no field empty.
+		if string(f[1]) != "-" && !isRFC3339(f[1]) || !printUSASCII(f[2]) || !printUSASCII(f[4]) {
 			return bad
 		}
 		rest, found := f[6], false
@@ -485,7 +502,7 @@ func checkSyslogHeader(prefix, ev []byte) error {
 		body, afterPRI = body[n:], true
 	}
 	i := bytes.LastIndexByte(body[:len(body)-1], ' ') + 1
-	if !isTag(body[i:len(body)-1]) || !receiverPrefix(body[:i], afterPRI) {
+	if !isTag(body[i:len(body)-1]) || !receiverPrefix(body[:i], afterPRI, len(prefix)+len(ev)) {
 		return notTag
 	}
 	return nil
@@ -500,7 +517,7 @@ func isTag(b []byte) bool {
 	}
 	if rest, ok := bytes.CutPrefix(b, []byte("mcpseal[")); ok {
 		pid, ok := bytes.CutSuffix(rest, []byte("]"))
-		return ok && allDigits(pid)
+		return ok && allDigits(pid) && pid[0] != '0' // grok's POSINT
 	}
 	return string(b) == "mcpseal"
 }
@@ -508,13 +525,14 @@ func isTag(b []byte) bool {
 // receiverPrefix says b, what comes before a header or a tag, is what a
 // receiver writes before a message it stores, and nothing else a parser
 // could take for the app: nothing; a byte order mark right before a
-// header; an RFC 6587 octet count (not after a PRI: the count frames the
-// whole message); or a timestamp (one RFC 3339 field, or "Mmm dd
+// header; an RFC 6587 octet count, the exact length of the frame (the
+// line less the count and its space; never after a PRI: the count frames
+// the whole message); or a timestamp (one RFC 3339 field, or "Mmm dd
 // hh:mm:ss" with a one-digit day padded by a space) and a host name. Each
 // field ends in one ASCII space, as syslog parsers split (a tab, a
 // Unicode space or a second space is part of a field to them, or an
 // empty one).
-func receiverPrefix(b []byte, afterPRI bool) bool {
+func receiverPrefix(b []byte, afterPRI bool, lineLen int) bool {
 	if len(b) == 0 || !afterPRI && string(b) == "\ufeff" {
 		return true
 	}
@@ -525,10 +543,9 @@ func receiverPrefix(b []byte, afterPRI bool) bool {
 	f := bytes.Split(s, []byte(" "))
 	switch len(f) {
 	case 1:
-		return !afterPRI && allDigits(f[0])
+		return !afterPRI && len(f[0]) <= 9 && allDigits(f[0]) && f[0][0] != '0' && string(f[0]) == strconv.Itoa(lineLen-len(b))
 	case 2:
-		_, err := time.Parse(time.RFC3339Nano, string(f[0]))
-		return err == nil && isHost(f[1])
+		return isRFC3339(f[0]) && isHost(f[1])
 	case 4: // Dec 12 16:54:59 host
 		return isMonth(f[0]) && isDay(f[1], 2) && isClock(f[2]) && isHost(f[3])
 	case 5: // Dec  2 16:54:59 host
@@ -556,20 +573,69 @@ func smallNumber(b []byte, width int) (int, bool) {
 }
 
 // isHost says b can be only a host name or an address to a syslog
-// parser: letters, digits, '.', '-', '_' and ':' (IPv6), not ending in
-// ':' (a tag).
+// parser: as rsyslog's pmrfc3164 takes a host, letters, digits, '.', '-'
+// and '_', ending in a letter or a digit (otherwise it reads the field
+// as the tag), or an IPv6 address without a zone.
 func isHost(b []byte) bool {
-	if len(b) == 0 || b[len(b)-1] == ':' {
+	if a, err := netip.ParseAddr(string(b)); err == nil && a.Is6() && a.Zone() == "" {
+		return true
+	}
+	if len(b) == 0 {
 		return false
 	}
 	for _, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_', c == ':':
-		default:
+		if !isAlnum(c) && c != '.' && c != '-' && c != '_' {
 			return false
 		}
 	}
-	return true
+	return isAlnum(b[len(b)-1])
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// printUSASCII says b is RFC 5424's 1*PRINTUSASCII: one or more bytes
+// from 33 to 126.
+func printUSASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 33 || c > 126 {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// isRFC3339 says b is a timestamp every syslog parser reads as one: RFC
+// 3339 with an upper-case 'T' and 'Z', a '.' before at most nine digits
+// of fraction, a year before 2100 and an offset within ±23:59, as
+// rsyslog's ParseTIMESTAMP3339 reads it (Go's time.Parse also takes a
+// comma, any year, and offsets to ±99:99).
+func isRFC3339(b []byte) bool {
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil || t.Year() >= 2100 || len(b) < 20 || b[10] != 'T' || bytes.IndexByte(b, ',') >= 0 {
+		return false
+	}
+	zone := b[19:]
+	if zone[0] == '.' {
+		n := 1
+		for n < len(zone) && zone[n] >= '0' && zone[n] <= '9' {
+			n++
+		}
+		if n == 1 || n > 10 {
+			return false
+		}
+		zone = zone[n:]
+	}
+	if string(zone) == "Z" {
+		return true
+	}
+	if len(zone) != 6 || zone[0] != '+' && zone[0] != '-' || zone[3] != ':' {
+		return false
+	}
+	h, okH := smallNumber(zone[1:3], 2)
+	m, okM := smallNumber(zone[4:6], 2)
+	return okH && okM && h <= 23 && m <= 59
 }
 
 // isClock says b is exactly hh:mm:ss, a time of day (a leap second

@@ -2,6 +2,7 @@ package siem
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -80,7 +81,8 @@ func TestHeldFaithfulForms(t *testing.T) {
 		},
 		func(i int) string {
 			l := ls[i]
-			return fmt.Sprintf("123 <%d>1 2026-12-02T16:54:59Z h mcpseal 1 %s %s[origin ip=\"1.2.3.4\"] ", 128+severity(l), lineMember(l.Raw, "op"), rt16dSD(l.Seq, l.Prev, l.Hash))
+			h := fmt.Sprintf("<%d>1 2026-12-02T16:54:59Z h mcpseal 1 %s %s[origin ip=\"1.2.3.4\"] ", 128+severity(l), lineMember(l.Raw, "op"), rt16dSD(l.Seq, l.Prev, l.Hash))
+			return strconv.Itoa(len(h)+len(l.Raw)) + " " + h // an RFC 6587 octet count, as a capture keeps it
 		},
 	} {
 		s := ""

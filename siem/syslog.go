@@ -98,9 +98,11 @@ func printUS(s string, n int) string {
 // message is one RFC 5424 message for a line.
 func (s *syslog) message(l audit.Line) []byte {
 	op, sev := lineMember(l.Raw, "op"), severity(l)
-	ts := lineMember(l.Raw, "time")
-	if ts == "" {
-		ts = "-"
+	// RFC 5424's TIME-SECFRAC is at most six digits: rsyslog before
+	// 8.2606 mangles a seventh to ninth when it writes the time again.
+	ts := "-"
+	if t, err := time.Parse(time.RFC3339Nano, lineMember(l.Raw, "time")); err == nil {
+		ts = t.Format("2006-01-02T15:04:05.999999Z07:00")
 	}
 	b := make([]byte, 0, len(l.Raw)+256)
 	b = append(b, '<')
