@@ -243,7 +243,7 @@ func appIs(obj []byte, key, want string, names ...string) error {
 	}
 	err = eachAttribute(m["attributes"], func(k string, v []byte) error {
 		switch n := labelForm(k); {
-		case strings.HasPrefix(n, "mcpsealaudit"), strings.Contains(n, "severity"), reservedLabel[n]:
+		case strings.HasPrefix(n, "mcpsealaudit"), strings.HasPrefix(n, "comsplunk"), strings.Contains(n, "severity"), reservedLabel[n]:
 			return errOTLP // exporters that merge levels would show it as the record's
 		case member && n == labelForm(key):
 			return errOTLP // the scope's name is its member, not an attribute
@@ -269,9 +269,13 @@ func appIs(obj []byte, key, want string, names ...string) error {
 // reservedLabel holds keys, in labelForm, that an exporter merging a
 // resource's or a scope's attributes into a record's fields writes over
 // the record's own: Datadog's exporter writes them after the message, so
-// a "message" there is the message Datadog shows, a "ddtags" its tags.
+// a "message" there is the message Datadog shows, a "ddtags" its tags
+// (and the aliases its remappers read for them). Keys starting
+// com.splunk are refused too: Splunk's exporter makes them the event's
+// source, sourcetype and index.
 var reservedLabel = map[string]bool{
-	"message": true, "msg": true, "body": true, "ddtags": true, "ddsource": true, "status": true, "service": true,
+	"message": true, "msg": true, "log": true, "body": true, "ddtags": true, "ddsource": true,
+	"status": true, "level": true, "service": true, "ddservice": true, "syslogappname": true,
 }
 
 // labelForm is an attribute key as receivers that make labels of keys
@@ -459,7 +463,7 @@ func checkSyslogHeader(prefix, ev []byte) error {
 		// TIMESTAMP, HOSTNAME and PROCID are the receiver's, but must be
 		// what RFC 5424 allows there: rsyslog stops parsing the header at
 		// a timestamp it cannot read, and grok matches no field empty.
-		if string(f[1]) != "-" && !isRFC3339(f[1]) || !printUSASCII(f[2]) || !printUSASCII(f[4]) {
+		if string(f[1]) != "-" && !isRFC3339(f[1]) || !is5424Host(f[2]) || !printUSASCII(f[4]) || len(f[4]) > 128 {
 			return bad
 		}
 		rest, found := f[6], false
@@ -497,12 +501,14 @@ func checkSyslogHeader(prefix, ev []byte) error {
 	}
 	// The tag is the last field: what a parser reads as the app once it
 	// has read a timestamp and a host before it.
-	body, afterPRI := prefix, false
+	body := prefix
 	if n := priEnd(body); n > 0 { // a PRI the format kept, checked above: "<133>Dec  2 …" or "<133>2026-…"
-		body, afterPRI = body[n:], true
+		body = body[n:]
 	}
 	i := bytes.LastIndexByte(body[:len(body)-1], ' ') + 1
-	if !isTag(body[i:len(body)-1]) || !receiverPrefix(body[:i], afterPRI, len(prefix)+len(ev)) {
+	// No octet count here: it frames only a message mcpseal sent, which
+	// has its header, and one without a PRI reads as user.notice.
+	if !isTag(body[i:len(body)-1]) || !receiverPrefix(body[:i], true, len(prefix)+len(ev)) {
 		return notTag
 	}
 	return nil
@@ -517,7 +523,7 @@ func isTag(b []byte) bool {
 	}
 	if rest, ok := bytes.CutPrefix(b, []byte("mcpseal[")); ok {
 		pid, ok := bytes.CutSuffix(rest, []byte("]"))
-		return ok && allDigits(pid) && pid[0] != '0' // grok's POSINT
+		return ok && len(pid) <= 7 && allDigits(pid) && pid[0] != '0' // grok's POSINT; Linux's pid_max is 2^22
 	}
 	return string(b) == "mcpseal"
 }
@@ -525,15 +531,16 @@ func isTag(b []byte) bool {
 // receiverPrefix says b, what comes before a header or a tag, is what a
 // receiver writes before a message it stores, and nothing else a parser
 // could take for the app: nothing; a byte order mark right before a
-// header; an RFC 6587 octet count, the exact length of the frame (the
-// line less the count and its space; never after a PRI: the count frames
-// the whole message); or a timestamp (one RFC 3339 field, or "Mmm dd
+// header; before a header (beforeTag false), an RFC 6587 octet count,
+// the exact length of the frame (the line less the count and its space:
+// it frames the whole message mcpseal sent, so never after a PRI nor
+// before a tag); or a timestamp (one RFC 3339 field, or "Mmm dd
 // hh:mm:ss" with a one-digit day padded by a space) and a host name. Each
 // field ends in one ASCII space, as syslog parsers split (a tab, a
 // Unicode space or a second space is part of a field to them, or an
 // empty one).
-func receiverPrefix(b []byte, afterPRI bool, lineLen int) bool {
-	if len(b) == 0 || !afterPRI && string(b) == "\ufeff" {
+func receiverPrefix(b []byte, beforeTag bool, lineLen int) bool {
+	if len(b) == 0 || !beforeTag && string(b) == "\ufeff" {
 		return true
 	}
 	s, ok := bytes.CutSuffix(b, []byte(" "))
@@ -543,7 +550,7 @@ func receiverPrefix(b []byte, afterPRI bool, lineLen int) bool {
 	f := bytes.Split(s, []byte(" "))
 	switch len(f) {
 	case 1:
-		return !afterPRI && len(f[0]) <= 9 && allDigits(f[0]) && f[0][0] != '0' && string(f[0]) == strconv.Itoa(lineLen-len(b))
+		return !beforeTag && len(f[0]) <= 9 && allDigits(f[0]) && f[0][0] != '0' && string(f[0]) == strconv.Itoa(lineLen-len(b))
 	case 2:
 		return isRFC3339(f[0]) && isHost(f[1])
 	case 4: // Dec 12 16:54:59 host
@@ -572,23 +579,30 @@ func smallNumber(b []byte, width int) (int, bool) {
 	return n, true
 }
 
-// isHost says b can be only a host name or an address to a syslog
-// parser: as rsyslog's pmrfc3164 takes a host, letters, digits, '.', '-'
-// and '_', ending in a letter or a digit (otherwise it reads the field
-// as the tag), or an IPv6 address without a zone.
+// isHost says b can be only a host name to a syslog parser, as both
+// rsyslog's pmrfc3164 and grok's SYSLOGHOST read one: letters, digits,
+// '.' and '-', starting and ending with a letter or a digit, at most 255
+// bytes (otherwise rsyslog reads the field as the tag, and an address
+// with ':' always so).
 func isHost(b []byte) bool {
-	if a, err := netip.ParseAddr(string(b)); err == nil && a.Is6() && a.Zone() == "" {
-		return true
-	}
-	if len(b) == 0 {
+	if len(b) == 0 || len(b) > 255 || !isAlnum(b[0]) || !isAlnum(b[len(b)-1]) {
 		return false
 	}
 	for _, c := range b {
-		if !isAlnum(c) && c != '.' && c != '-' && c != '_' {
+		if !isAlnum(c) && c != '.' && c != '-' {
 			return false
 		}
 	}
-	return isAlnum(b[len(b)-1])
+	return true
+}
+
+// is5424Host says b is an RFC 5424 HOSTNAME grok's SYSLOG5424LINE reads:
+// NILVALUE, a host name, or an IPv6 address without a zone.
+func is5424Host(b []byte) bool {
+	if a, err := netip.ParseAddr(string(b)); err == nil && a.Is6() && a.Zone() == "" {
+		return true
+	}
+	return string(b) == "-" || isHost(b)
 }
 
 func isAlnum(c byte) bool {
