@@ -580,17 +580,23 @@ func smallNumber(b []byte, width int) (int, bool) {
 }
 
 // isHost says b can be only a host name to a syslog parser, as both
-// rsyslog's pmrfc3164 and grok's SYSLOGHOST read one: letters, digits,
-// '.' and '-', starting and ending with a letter or a digit, at most 255
-// bytes (otherwise rsyslog reads the field as the tag, and an address
-// with ':' always so).
+// rsyslog's pmrfc3164 and grok's HOSTNAME read one: labels of 1 to 63
+// letters, digits and '-', each starting with a letter or a digit,
+// joined by '.', ending with a letter or a digit, at most 255 bytes
+// (otherwise rsyslog reads the field as the tag, an address with ':'
+// always so, or grok matches no line).
 func isHost(b []byte) bool {
-	if len(b) == 0 || len(b) > 255 || !isAlnum(b[0]) || !isAlnum(b[len(b)-1]) {
+	if len(b) == 0 || len(b) > 255 || !isAlnum(b[len(b)-1]) {
 		return false
 	}
-	for _, c := range b {
-		if !isAlnum(c) && c != '.' && c != '-' {
+	for _, label := range bytes.Split(b, []byte(".")) {
+		if len(label) == 0 || len(label) > 63 || !isAlnum(label[0]) {
 			return false
+		}
+		for _, c := range label {
+			if !isAlnum(c) && c != '-' {
+				return false
+			}
 		}
 	}
 	return true

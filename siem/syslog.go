@@ -77,8 +77,22 @@ func newSyslog(c SinkConfig) (*syslog, error) {
 		}
 		conf.Certificates = []tls.Certificate{cert}
 	}
+	return &syslog{name: c.Name, addr: c.Address, tls: conf, host: syslogHost(hostname()), pid: strconv.Itoa(os.Getpid())}, nil
+}
+
+func hostname() string {
 	h, _ := os.Hostname()
-	return &syslog{name: c.Name, addr: c.Address, tls: conf, host: printUS(h, 255), pid: strconv.Itoa(os.Getpid())}, nil
+	return h
+}
+
+// syslogHost is the HOSTNAME mcpseal sends for the machine's name h: h
+// where syslog parsers read it as a host (is5424Host, what a copy's
+// check takes), NILVALUE otherwise (a name with '_' or a trailing '.').
+func syslogHost(h string) string {
+	if !is5424Host([]byte(h)) {
+		return "-"
+	}
+	return h
 }
 
 // printUS keeps PRINTUSASCII (33..126), at most n bytes; "-" when empty.
