@@ -109,3 +109,45 @@ func BenchmarkBeforeToolCallHook(b *testing.B) {
 		ss.BeforeToolCall(context.Background(), def)
 	}
 }
+
+// The benchmark's (internal/benchtool) echo tool, and a 2026-07-28 call
+// of it with the _meta such a client sends on every request.
+const (
+	echoTool   = `{"name":"echo","description":"Repeats the text it is given.","inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"Text to repeat"}},"required":["text"]}}`
+	echoParams = `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpseal-bench","version":"v1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"text":"hello"},"name":"echo"}`
+	echoResult = `{"content":[{"type":"text","text":"hello"}]}`
+)
+
+// BenchmarkCallCheckEcho is the call gate's cost for the benchmark's echo
+// call under the built-in policy: what `mcpseal run` spends on the call's
+// path before forwarding it (argument validation, the hook's decision).
+func BenchmarkCallCheckEcho(b *testing.B) {
+	def := toolRaw(b, echoTool)
+	ss := NewChecker(Default(), Options{}).Session(stdioServer("bench"))
+	params := []byte(echoParams)
+	if r := ss.CheckCall(def, params); r != nil {
+		b.Fatal(r)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := ss.CheckCall(def, params); r != nil {
+			b.Fatal(r)
+		}
+		if v, ok := ss.QuickBeforeToolCall(def); !ok || !v.Proceeds() {
+			b.Fatal(v)
+		}
+	}
+}
+
+// BenchmarkResultCheckEcho is the same for the echo call's result.
+func BenchmarkResultCheckEcho(b *testing.B) {
+	def := toolRaw(b, echoTool)
+	ss := NewChecker(Default(), Options{}).Session(stdioServer("bench"))
+	result := []byte(echoResult)
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := ss.CheckResult(def, result); r != nil {
+			b.Fatal(r)
+		}
+	}
+}

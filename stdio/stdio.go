@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mcpseal/mcpseal/gate"
+	"github.com/mcpseal/mcpseal/internal/pathclock"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 )
 
@@ -59,6 +60,9 @@ type Config struct {
 
 	StopGrace time.Duration
 	MaxStderr int64
+
+	// Clock, when set, times each frame's path (MCPSEAL_PATHCLOCK).
+	Clock *pathclock.Clock
 }
 
 // Result says how the session ended.
@@ -220,14 +224,22 @@ func (p *proxy) run(ctx context.Context) Result {
 	// peer on its own goroutine; what goes back to its own peer is left to
 	// that peer's outlet goroutine.
 	eofs := make(chan gate.Side, 2)
+	clk := p.cfg.Clock
 	go func() {
 		r := jsonrpc.NewReader(p.cfg.ClientIn, p.cfg.MaxFrame)
 		for {
 			toServer.waitBelow(softQueueBytes)
 			f, err := r.Next()
+			var mark pathclock.Mark
+			if clk != nil && err == nil {
+				mark = pathclock.Now()
+			}
 			switch {
 			case err == nil:
 				handle(gate.ToClient, f, func() []gate.Out { return g.FromClient(f) })
+				if clk != nil {
+					mark = clk.FromClient.Gated(mark)
+				}
 			case errors.Is(err, jsonrpc.ErrFrameTooLarge):
 				p.log.Warn("client message over the frame limit dropped", "limit", p.cfg.MaxFrame)
 				handle(gate.ToClient, nil, func() []gate.Out { return g.FrameTooLarge(gate.ToClient, p.cfg.MaxFrame) })
@@ -240,6 +252,9 @@ func (p *proxy) run(ctx context.Context) Result {
 			}
 			toServer.drain()
 			toClient.wake()
+			if clk != nil && err == nil {
+				clk.FromClient.Written(mark)
+			}
 		}
 	}()
 	go func() {
@@ -247,9 +262,16 @@ func (p *proxy) run(ctx context.Context) Result {
 		for {
 			toClient.waitBelow(softQueueBytes)
 			f, err := r.Next()
+			var mark pathclock.Mark
+			if clk != nil && err == nil {
+				mark = pathclock.Now()
+			}
 			switch {
 			case err == nil:
 				handle(gate.ToServer, f, func() []gate.Out { return g.FromServer(f) })
+				if clk != nil {
+					mark = clk.FromServer.Gated(mark)
+				}
 			case errors.Is(err, jsonrpc.ErrFrameTooLarge):
 				p.log.Warn("server message over the frame limit dropped", "limit", p.cfg.MaxFrame)
 				handle(gate.ToServer, nil, func() []gate.Out { return g.FrameTooLarge(gate.ToServer, p.cfg.MaxFrame) })
@@ -259,6 +281,9 @@ func (p *proxy) run(ctx context.Context) Result {
 			}
 			toClient.drain()
 			toServer.wake()
+			if clk != nil && err == nil {
+				clk.FromServer.Written(mark)
+			}
 		}
 	}()
 

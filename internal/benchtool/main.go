@@ -38,7 +38,8 @@
 //
 // Exit status: 0 every target met, 1 a target missed (or fewer than 5
 // alternations: a smoke run is not a claim), 2 the benchmark could not
-// run. With -cpuprofile, targets are not judged and the status is 0.
+// run. With -cpuprofile or -pathclock, targets are not judged and the
+// status is 0.
 package main
 
 import (
@@ -62,6 +63,7 @@ type options struct {
 	cpuSource                    string          // stat or sched
 	jsonOut                      bool
 	profileDir                   string
+	pathClock                    bool // -pathclock
 	telemetry                    bool
 	wrap                         []string // -wrap: the measured stdio mcpseal sessions run under it
 }
@@ -81,6 +83,7 @@ func main() {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	flag.BoolVar(&o.telemetry, "telemetry", false, "also measure `mcpseal run` with Prometheus metrics and OTLP trace export on (issue 16)")
 	flag.StringVar(&o.profileDir, "cpuprofile", "", "write a CPU profile of every measured mcpseal process to `DIR` (MCPSEAL_CPUPROFILE); figures are then not comparable and targets are not judged")
+	flag.BoolVar(&o.pathClock, "pathclock", false, "time, inside the bare relay and every stdio `mcpseal run`, each frame's path: the gate's step, its hooks and the write (MCPSEAL_PATHCLOCK); targets are then not judged")
 	wrap := flag.String("wrap", "", "run each measured stdio `mcpseal run` session under this command prefix (split at spaces; %N is DIR/session), e.g. valgrind's cachegrind for instruction counts; needs -cpuprofile DIR, which then gets no pprof profiles but each session's stderr")
 	flag.Parse()
 	o.wrap = strings.Fields(*wrap)
@@ -125,7 +128,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtool:", err)
 		os.Exit(2)
 	}
-	if !rep.Met && !rep.Profiling {
+	if !rep.Met && !rep.Profiling && !rep.Clocked {
 		os.Exit(1)
 	}
 }
@@ -260,11 +263,14 @@ func run(o options) (*report, error) {
 			}{{stdio, gr.Stdio}, {web, gr.HTTP}} {
 				for _, i := range rotation(len(group.paths), r) {
 					p := group.paths[i]
-					profile := ""
+					l := launch{wrap: o.wrap}
 					if p.mcpseal {
-						profile = prof.file(p.key, g, r)
+						l.profile = prof.file(p.key, g, r)
 					}
-					s, err := measure(ctx, p, g, o.calls, o.warmup, launch{profile: profile, wrap: o.wrap})
+					if o.pathClock {
+						l.clock = filepath.Join(dir, fmt.Sprintf("%s-%s-%d.clock.json", p.key, g.name, r))
+					}
+					s, err := measure(ctx, p, g, o.calls, o.warmup, l)
 					if err != nil {
 						return nil, fmt.Errorf("%s, alternation %d: %w", g.name, r+1, err)
 					}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpseal/mcpseal/internal/pathclock"
 )
 
 // tail keeps the last tailSize bytes written to it: a child's stderr,
@@ -44,11 +46,13 @@ func (t *tail) String() string {
 // variables set: MCPSEAL_HOME always, MCPSEAL_CPUPROFILE (profile) and
 // MCPSEAL_MEMPROFILE (profile with .pprof replaced by .heap.pprof) only
 // when profile is not empty, and removed otherwise, so an outer setting
-// cannot leak into a measured run.
+// cannot leak into a measured run; MCPSEAL_PATHCLOCK is always removed
+// (a stdio session that is clocked sets its own).
 func environ(home, profile string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MCPSEAL_HOME=") && !strings.HasPrefix(kv, "MCPSEAL_CPUPROFILE=") && !strings.HasPrefix(kv, "MCPSEAL_MEMPROFILE=") {
+		if !strings.HasPrefix(kv, "MCPSEAL_HOME=") && !strings.HasPrefix(kv, "MCPSEAL_CPUPROFILE=") && !strings.HasPrefix(kv, "MCPSEAL_MEMPROFILE=") &&
+			!strings.HasPrefix(kv, pathclock.Env+"=") {
 			env = append(env, kv)
 		}
 	}

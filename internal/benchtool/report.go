@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpseal/mcpseal/internal/pathclock"
 )
 
 // reportFormat versions the JSON report.
@@ -28,6 +30,7 @@ type report struct {
 	Tools       int          `json:"tools"`
 	CPUSource   string       `json:"cpu_source"` // the CPU figure the ratios use: "stat" or "sched"
 	Profiling   bool         `json:"profiling"`
+	Clocked     bool         `json:"pathclock"` // -pathclock: the stdio proxies timed their paths
 	Generations []*genResult `json:"generations"`
 	Targets     []target     `json:"targets"`
 	Met         bool         `json:"met"`
@@ -58,6 +61,8 @@ type pathResult struct {
 	// context switches (informational; no target reads them).
 	SyscallsPerCall []num `json:"syscalls_per_call,omitempty"`
 	SwitchesPerCall []num `json:"switches_per_call,omitempty"`
+	// -pathclock: the proxy's path clock, one report per alternation.
+	Clocks []pathclock.Report `json:"path_clocks,omitempty"`
 
 	MedianRoundTripUS num `json:"median_round_trip_us"`
 	MedianCPUStatUS   num `json:"median_cpu_stat_us"`
@@ -84,12 +89,15 @@ var floors = map[string]string{
 func newReport(o options) *report {
 	goV, cpus, load := hostInfo()
 	r := &report{Format: reportFormat, Date: time.Now().UTC().Format(time.RFC3339), Go: goV, CPUs: cpus, LoadAvg: load,
-		Calls: o.calls, Warmup: o.warmup, Rounds: o.rounds, Tools: o.tools, CPUSource: o.cpuSource, Profiling: o.profileDir != ""}
+		Calls: o.calls, Warmup: o.warmup, Rounds: o.rounds, Tools: o.tools, CPUSource: o.cpuSource, Profiling: o.profileDir != "", Clocked: o.pathClock}
 	if o.rounds < 5 {
 		r.Notes = append(r.Notes, fmt.Sprintf("only %d alternations: the issue's targets ask for the median of at least 5; this is a smoke run, not a claim (exit status 1 whatever the figures)", o.rounds))
 	}
 	if r.Profiling {
 		r.Notes = append(r.Notes, "CPU profiling was on: figures are not comparable and targets are not judged")
+	}
+	if r.Clocked {
+		r.Notes = append(r.Notes, "path clocks were on: figures are not comparable and targets are not judged")
 	}
 	return r
 }
@@ -117,6 +125,9 @@ func (p *pathResult) add(s sample, calls int) {
 		p.PeakRSSMiB = append(p.PeakRSSMiB, num(float64(s.rssKiB)/1024))
 		p.SyscallsPerCall = append(p.SyscallsPerCall, num(float64(s.syscalls)/float64(calls)))
 		p.SwitchesPerCall = append(p.SwitchesPerCall, num(float64(s.switches)/float64(calls)))
+	}
+	if s.clock != nil {
+		p.Clocks = append(p.Clocks, *s.clock)
 	}
 }
 
@@ -298,6 +309,9 @@ func writeText(w io.Writer, r *report) error {
 		if err := writePaths(w, g); err != nil {
 			return err
 		}
+		if err := writeClocks(w, g.Stdio); err != nil {
+			return err
+		}
 		if b := g.Big; b != nil {
 			ms := func(v []num) string { return formatValue(median(floats(v)), "ms") }
 			fmt.Fprintf(w, "%d tools (%.1f MB listing), spawn to the last page (of which the handshake), median of %d:\n", b.Tools, float64(b.ListingBytes)/1e6, len(b.DirectMS))
@@ -316,8 +330,11 @@ func writeText(w io.Writer, r *report) error {
 			verdict = "MISSED"
 			missed++
 		}
-		if r.Profiling {
+		switch {
+		case r.Profiling:
 			verdict = "not judged (profiling)"
+		case r.Clocked:
+			verdict = "not judged (path clocks)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Protocol, t.What, formatValue(float64(t.Value), t.Unit), t.bound(), verdict)
 	}
@@ -328,7 +345,7 @@ func writeText(w io.Writer, r *report) error {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	switch {
-	case r.Profiling:
+	case r.Profiling, r.Clocked:
 	case missed > 0:
 		fmt.Fprintf(w, "%d of %d targets missed\n", missed, len(r.Targets))
 	case r.Rounds < 5:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpseal/mcpseal/internal/pathclock"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -55,6 +56,9 @@ type path struct {
 type launch struct {
 	profile string
 	wrap    []string
+	// clock, when not empty, is the file a stdio proxy's path clock is
+	// written to (MCPSEAL_PATHCLOCK, -pathclock).
+	clock string
 }
 
 // wrapped is the command line an mcpseal argv runs as under l, the
@@ -73,13 +77,14 @@ func (l launch) wrapped(argv []string) (cmd []string, profile, stderr string) {
 
 // A sample is one measured session of a path.
 type sample struct {
-	startup  time.Duration // conn.start to the first tools/list result
-	perCall  time.Duration // mean tools/call round trip
-	cpuTicks uint64        // the proxy's utime+stime over the measured calls
-	schedNS  uint64        // the same at ns resolution
-	rssKiB   int           // the proxy's VmHWM at the end of the calls
-	syscalls uint64        // the proxy's read and write system calls over the measured calls
-	switches uint64        // the proxy's threads' context switches over them
+	clock    *pathclock.Report // -pathclock: the proxy's, read after it ended
+	startup  time.Duration     // conn.start to the first tools/list result
+	perCall  time.Duration     // mean tools/call round trip
+	cpuTicks uint64            // the proxy's utime+stime over the measured calls
+	schedNS  uint64            // the same at ns resolution
+	rssKiB   int               // the proxy's VmHWM at the end of the calls
+	syscalls uint64            // the proxy's read and write system calls over the measured calls
+	switches uint64            // the proxy's threads' context switches over them
 }
 
 // measure runs one session on p: connect, list, warm up, then calls
@@ -93,6 +98,12 @@ func measure(ctx context.Context, p path, g generation, calls, warmup int, l lau
 	s, err := exercise(ctx, c, calls, warmup)
 	if cerr := c.close(); err == nil && cerr != nil {
 		err = cerr
+	}
+	if err == nil && l.clock != "" && c.pid != 0 && strings.HasPrefix(p.key, "stdio.") {
+		var r pathclock.Report
+		if r, err = pathclock.Read(l.clock); err == nil {
+			s.clock = &r
+		}
 	}
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", p.key, err)
@@ -175,6 +186,9 @@ func stdioPath(key, label string, argv []string, home string, proxied, isMcpseal
 		}
 		cmd := exec.Command(av[0], av[1:]...)
 		cmd.Env = environ(home, profile)
+		if l.clock != "" && proxied {
+			cmd.Env = append(cmd.Env, pathclock.Env+"="+l.clock)
+		}
 		stderr := &tail{}
 		cmd.Stderr = stderr
 		if stderrFile != nil {

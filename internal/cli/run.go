@@ -19,6 +19,7 @@ import (
 	"github.com/mcpseal/mcpseal/egress"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/httpgw"
+	"github.com/mcpseal/mcpseal/internal/pathclock"
 	"github.com/mcpseal/mcpseal/jsonrpc"
 	"github.com/mcpseal/mcpseal/launch"
 	"github.com/mcpseal/mcpseal/lock"
@@ -204,6 +205,15 @@ func runServer(e *env, f runFlags, argv []string) error {
 	}
 	plan := &sessionPlan{argv: argv, name: f.name}
 	defer plan.close()
+	clock, writeClock, err := pathclock.Open(e.getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := writeClock(); err != nil {
+			logger.Warn("the path clock's report was not written", "err", err)
+		}
+	}()
 	switch {
 	case f.profile != "":
 		if err := plan.loadProfile(e, f.profile); err != nil {
@@ -270,7 +280,7 @@ func runServer(e *env, f runFlags, argv []string) error {
 		Identity:       plan.id,
 		Posture:        posture,
 		Pins:           guard.baseline,
-		Hooks:          guard.hooks,
+		Hooks:          clockHooks(guard.hooks, clock),
 		Limits:         gate.Limits{VerifyTimeout: f.verifyTimeout},
 		IDPrefix:       gate.NewIDPrefix(),
 		Logger:         logger,
@@ -291,6 +301,7 @@ func runServer(e *env, f runFlags, argv []string) error {
 		Stderr:    e.stderr,
 		Logger:    logger,
 		MaxStderr: plan.maxStderr,
+		Clock:     clock,
 	})
 	if err != nil {
 		return exitWith(ExitServer, err)

@@ -7,7 +7,8 @@
 //	relay SERVER [ARGS...]
 //
 // It exits when the client closes stdin and the server has exited, with
-// the server's exit status.
+// the server's exit status. With MCPSEAL_PATHCLOCK set it times its writes
+// as `mcpseal run` does (internal/pathclock), for benchtool -pathclock.
 package main
 
 import (
@@ -17,6 +18,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+
+	"github.com/mcpseal/mcpseal/internal/pathclock"
 )
 
 // bufSize is the read buffer per direction. A frame longer than this is
@@ -41,17 +44,28 @@ func main() {
 	if err := cmd.Start(); err != nil {
 		fatal(err)
 	}
+	clock, writeClock, err := pathclock.Open(os.Getenv)
+	if err != nil {
+		fatal(err)
+	}
+	var fromClient, fromServer *pathclock.Dir
+	if clock != nil {
+		fromClient, fromServer = &clock.FromClient, &clock.FromServer
+	}
 	done := make(chan struct{})
 	go func() { // client -> server
-		_ = copyFrames(in, os.Stdin)
+		_ = copyFrames(in, os.Stdin, fromClient)
 		in.Close()
 	}()
 	go func() { // server -> client
-		_ = copyFrames(os.Stdout, out)
+		_ = copyFrames(os.Stdout, out, fromServer)
 		close(done)
 	}()
 	<-done
 	err = cmd.Wait()
+	if werr := writeClock(); werr != nil {
+		fmt.Fprintln(os.Stderr, "relay:", werr)
+	}
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		os.Exit(xe.ExitCode())
@@ -62,14 +76,22 @@ func main() {
 }
 
 // copyFrames copies newline-delimited frames from r to w, one write per
-// frame (or per buffer-full of a long frame), until r ends.
-func copyFrames(w io.Writer, r io.Reader) error {
+// frame (or per buffer-full of a long frame), until r ends. clock, when
+// not nil, times each write (MCPSEAL_PATHCLOCK, as `mcpseal run` does).
+func copyFrames(w io.Writer, r io.Reader, clock *pathclock.Dir) error {
 	br := bufio.NewReaderSize(r, bufSize)
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
+			var mark pathclock.Mark
+			if clock != nil {
+				mark = clock.Gated(pathclock.Now()) // nothing between read and write
+			}
 			if _, werr := w.Write(line); werr != nil {
 				return werr
+			}
+			if clock != nil {
+				clock.Written(mark)
 			}
 		}
 		switch {

@@ -1,0 +1,106 @@
+package pathclock
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestOffUnlessNamed(t *testing.T) {
+	c, write, err := Open(func(string) string { return "" })
+	if err != nil || c != nil {
+		t.Fatalf("unset: clock %v, err %v; want none", c, err)
+	}
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportRoundTrips: what a clock gathers is what Read gives back,
+// from a file created 0600.
+func TestReportRoundTrips(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clock.json")
+	c, write, err := Open(func(k string) string {
+		if k == Env {
+			return path
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		m := Now()
+		busy(200 * time.Microsecond)
+		m = c.FromClient.Gated(m)
+		time.Sleep(100 * time.Microsecond)
+		c.FromClient.Written(m)
+	}
+	c.FromServer.Written(c.FromServer.Gated(Now()))
+	c.Call.Since(time.Now().Add(-time.Millisecond))
+	c.Event.Since(time.Now())
+	c.Event.Since(time.Now())
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("report file: %v, %v; want mode 0600", fi, err)
+	}
+	r, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FromClient.Frames != 3 || r.FromServer.Frames != 1 || r.Call.Count != 1 || r.Result.Count != 0 || r.Event.Count != 2 {
+		t.Errorf("counts %+v", r)
+	}
+	if r.FromClient.GateNS < int64(3*200*time.Microsecond) || r.FromClient.WriteNS < int64(3*100*time.Microsecond) || r.Call.NS < int64(time.Millisecond) {
+		t.Errorf("times too short: %+v", r)
+	}
+	if r.FromClient.CPUFrames > r.FromClient.Frames {
+		t.Errorf("%d frames timed on one thread of %d", r.FromClient.CPUFrames, r.FromClient.Frames)
+	}
+	if runtime.GOOS == "linux" && (r.FromClient.CPUFrames == 0 || r.FromClient.GateCPUNS < int64(r.FromClient.CPUFrames)*int64(100*time.Microsecond)) {
+		t.Errorf("thread CPU of busy steps not counted: %+v", r.FromClient)
+	}
+}
+
+// busy spins for d, so that a step uses its thread's CPU.
+func busy(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// TestNeverOverwrites: an existing file (or a symlink to one) is refused,
+// as MCPSEAL_CPUPROFILE's are.
+func TestNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{victim, link} {
+		if _, _, err := Open(func(string) string { return path }); err == nil {
+			t.Errorf("%s: no error for an existing path", filepath.Base(path))
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the existing file was changed: %q", b)
+	}
+}
+
+func TestReadRefusesAnotherFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clock.json")
+	if err := os.WriteFile(path, []byte(`{"format":"mcpseal-pathclock/0"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path); err == nil {
+		t.Error("a report of another format was read")
+	}
+}
