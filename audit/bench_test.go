@@ -19,3 +19,25 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendBatch is the cost per event of a batch of 100, as the
+// run's audit writer appends them (one lock, one write, one head), with
+// no rotation.
+func BenchmarkAppendBatch(b *testing.B) {
+	l, err := Open(b.TempDir(), Options{MaxFileBytes: 1 << 40}) // no rotation: its cost is its own
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	batch := make([]Event, 100)
+	for i := range batch {
+		batch[i] = callEvent(i + 1)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.AppendAll(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/event")
+}
