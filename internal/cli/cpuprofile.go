@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+
+	"github.com/mcpseal/mcpseal/internal/pathclock"
+	"github.com/mcpseal/mcpseal/pin"
 )
 
 // cpuProfileEnv names the file a CPU profile of this process is written
@@ -31,9 +34,9 @@ func startCPUProfile(getenv func(string) string) (stop func() error, err error) 
 	if path == "" {
 		return func() error { return nil }, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := createProfile(cpuProfileEnv, path, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+		return nil, err
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
@@ -60,9 +63,9 @@ func startMemProfile(getenv func(string) string) (stop func() error, err error) 
 	if path == "" {
 		return func() error { return nil }, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := createProfile(memProfileEnv, path, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", memProfileEnv, err)
+		return nil, err
 	}
 	return func() error {
 		err := pprof.Lookup("allocs").WriteTo(f, 0)
@@ -71,4 +74,21 @@ func startMemProfile(getenv func(string) string) (stop func() error, err error) 
 		}
 		return err
 	}, nil
+}
+
+// createProfile creates the file a profile variable names: a new file
+// (O_EXCL, mode 0600), not in mcpseal's home as the environment names it
+// (a client config's env block could otherwise plant a file there, a
+// policy.json, that every later run reads and fails on; `run --home`
+// is parsed after the profile starts, so a home named only by the flag
+// is not checked).
+func createProfile(name, path string, getenv func(string) string) (*os.File, error) {
+	if home, err := pin.DefaultHome(getenv); err == nil && pathclock.Within(path, home) {
+		return nil, fmt.Errorf("%s names %q, inside mcpseal's home %q: refused", name, path, home)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return f, nil
 }

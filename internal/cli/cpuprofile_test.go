@@ -96,3 +96,28 @@ func TestMemProfileWritesTheNamedFile(t *testing.T) {
 		t.Error("an existing profile file was not refused")
 	}
 }
+
+// TestProfilesNotInTheHome: neither profile variable may plant a file in
+// mcpseal's home (its policy.json) for later runs to trip on.
+func TestProfilesNotInTheHome(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "policy.json")
+	getenv := func(k string) string {
+		switch k {
+		case "MCPSEAL_HOME":
+			return home
+		case cpuProfileEnv, memProfileEnv:
+			return path
+		}
+		return ""
+	}
+	if _, err := startCPUProfile(getenv); err == nil {
+		t.Error("a CPU profile in the home was not refused")
+	}
+	if _, err := startMemProfile(getenv); err == nil {
+		t.Error("a heap profile in the home was not refused")
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("a policy.json was planted in the home")
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,6 +27,48 @@ func TestRunWritesItsPathClock(t *testing.T) {
 	code, out, errOut := runCLI(t, "run", "--", "sh", "-c", "cat >/dev/null")
 	if code == ExitOK || out != "" || !strings.Contains(errOut, pathclock.Env) {
 		t.Errorf("over an existing report: exit %d, stdout %q, stderr %q; want a refusal naming %s", code, out, errOut, pathclock.Env)
+	}
+}
+
+// TestRunPathClockNotInTheHome: a config's env block that names a file in
+// mcpseal's home (its policy.json) is refused before the server starts,
+// and nothing is planted there for later runs to trip on.
+func TestRunPathClockNotInTheHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("MCPSEAL_HOME", home)
+	marker := filepath.Join(t.TempDir(), "started")
+	t.Setenv(pathclock.Env, filepath.Join(home, "policy.json"))
+	code, out, errOut := runCLI(t, "run", "--", "sh", "-c", "touch "+marker+"; cat >/dev/null")
+	if code == ExitOK || out != "" || !strings.Contains(errOut, "inside mcpseal's home") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a refusal", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "policy.json")); err == nil {
+		t.Error("a policy.json was planted in the home")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the server was started")
+	}
+}
+
+// TestRunServerDoesNotInheritThePathClock: the server is not the process
+// being measured, and given the variable could write into its report (or,
+// being another mcpseal, fail on it).
+func TestRunServerDoesNotInheritThePathClock(t *testing.T) {
+	t.Setenv("MCPSEAL_HOME", t.TempDir())
+	dir := t.TempDir()
+	t.Setenv(pathclock.Env, filepath.Join(dir, "run.clock.json"))
+	t.Setenv("MCPSEAL_CPUPROFILE", "")
+	seen := filepath.Join(dir, "seen")
+	script := `printf '%s|%s' "${MCPSEAL_PATHCLOCK-unset}" "${PATH:+path}" > ` + seen + `; cat >/dev/null`
+	if code, _, errOut := runCLI(t, "run", "--", "sh", "-c", script); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "unset|path" {
+		t.Errorf("the server saw %q, want the clock unset and the rest of the environment", b)
 	}
 }
 

@@ -205,7 +205,13 @@ func runServer(e *env, f runFlags, argv []string) error {
 	}
 	plan := &sessionPlan{argv: argv, name: f.name}
 	defer plan.close()
-	clock, writeClock, err := pathclock.Open(e.getenv)
+	var home string // the clock's file may not be in it
+	if e.getenv(pathclock.Env) != "" {
+		if home, err = pin.DefaultHome(e.getenv); err != nil {
+			return err
+		}
+	}
+	clock, writeClock, err := pathclock.Open(e.getenv, home)
 	if err != nil {
 		return err
 	}
@@ -266,7 +272,7 @@ func runServer(e *env, f runFlags, argv []string) error {
 	default:
 		// Started here, not by stdio.Run, so that what is left to set up
 		// (the gate, the pin record's read) overlaps the server's start.
-		if srv, err = stdio.StartChild(plan.argv, nil, ""); err != nil {
+		if srv, err = stdio.StartChild(plan.argv, childEnv(), ""); err != nil {
 			return exitWith(ExitServer, err)
 		}
 	}
@@ -307,6 +313,19 @@ func runServer(e *env, f runFlags, argv []string) error {
 		return exitWith(ExitServer, err)
 	}
 	return exitWith(runExitCode(res), nil)
+}
+
+// childEnv is the environment a plain run's server starts with: this
+// process's (nil), less the developer's switches that name files mcpseal
+// writes (MCPSEAL_PATHCLOCK and the profiles), when any is set: they are
+// for this process, and a server that got them could write into those
+// files or, being another mcpseal, fail on them.
+func childEnv() []string {
+	env := os.Environ()
+	if kept := pathclock.Without(env); len(kept) != len(env) {
+		return kept
+	}
+	return nil
 }
 
 // warmProcessStart has the runtime check, now, what it checks before the

@@ -19,6 +19,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -128,14 +130,24 @@ func (c *Clock) Report() Report {
 // Open returns a Clock and the function that writes its Report to the file
 // getenv(Env) names, or nil and a no-op when it is unset. The file is
 // created now, so that a run asked to be clocked never runs unclocked.
-func Open(getenv func(string) string) (*Clock, func() error, error) {
+//
+// A file in mcpseal's home folder (home, when not empty) is refused: a
+// client config's env block that names, say, its policy.json would
+// otherwise plant a file there that every later run reads and fails on.
+func Open(getenv func(string) string, home string) (*Clock, func() error, error) {
 	path := getenv(Env)
 	if path == "" {
 		return nil, func() error { return nil }, nil
 	}
+	if home != "" && Within(path, home) {
+		return nil, nil, fmt.Errorf("%s names %q, inside mcpseal's home %q: refused", Env, path, home)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", Env, err)
+		if pe, ok := err.(*os.PathError); ok {
+			err = pe.Err // the path is quoted below, not echoed raw
+		}
+		return nil, nil, fmt.Errorf("%s %q: %w", Env, path, err)
 	}
 	c := &Clock{}
 	return c, func() error {
@@ -145,6 +157,41 @@ func Open(getenv func(string) string) (*Clock, func() error, error) {
 		}
 		return err
 	}, nil
+}
+
+// Without returns env (KEY=VALUE entries) without Env and the profiling
+// variables MCPSEAL_CPUPROFILE and MCPSEAL_MEMPROFILE: what a proxy passes
+// to the server it starts, which is not the one being measured (and,
+// given the name, could write into the file the proxy reports to).
+func Without(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case Env, "MCPSEAL_CPUPROFILE", "MCPSEAL_MEMPROFILE":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// Within reports whether path's folder is dir or below it, with symbolic
+// links in both resolved as far as they exist. The profiles' variables
+// (MCPSEAL_CPUPROFILE, MCPSEAL_MEMPROFILE) are held to the same rule.
+func Within(path, dir string) bool {
+	resolve := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			p = a
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return filepath.Clean(p)
+	}
+	folder, home := resolve(filepath.Dir(path)), resolve(dir)
+	rel, err := filepath.Rel(home, folder)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Read reads a Report written by Open's function.

@@ -4,12 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
 
 func TestOffUnlessNamed(t *testing.T) {
-	c, write, err := Open(func(string) string { return "" })
+	c, write, err := Open(func(string) string { return "" }, "")
 	if err != nil || c != nil {
 		t.Fatalf("unset: clock %v, err %v; want none", c, err)
 	}
@@ -27,7 +28,7 @@ func TestReportRoundTrips(t *testing.T) {
 			return path
 		}
 		return ""
-	})
+	}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestNeverOverwrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{victim, link} {
-		if _, _, err := Open(func(string) string { return path }); err == nil {
+		if _, _, err := Open(func(string) string { return path }, ""); err == nil {
 			t.Errorf("%s: no error for an existing path", filepath.Base(path))
 		}
 	}
@@ -102,5 +103,45 @@ func TestReadRefusesAnotherFormat(t *testing.T) {
 	}
 	if _, err := Read(path); err == nil {
 		t.Error("a report of another format was read")
+	}
+}
+
+// TestRefusesAFileInTheHome: a config's env block cannot plant the report
+// among mcpseal's own files (its policy.json, a pin), directly, below,
+// or through a link to the home; nothing is created.
+func TestRefusesAFileInTheHome(t *testing.T) {
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, "pins"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		filepath.Join(home, "policy.json"),
+		filepath.Join(home, "pins", "x.json"),
+		filepath.Join(link, "policy.json"),
+		filepath.Join(home, "pins", "..", "policy.json"),
+	} {
+		if _, _, err := Open(func(string) string { return path }, home); err == nil {
+			t.Errorf("%s: not refused", path)
+		}
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 1 {
+		t.Errorf("the home holds %d entries, want only pins", len(entries))
+	}
+	outside := filepath.Join(t.TempDir(), "clock.json")
+	if _, _, err := Open(func(string) string { return outside }, home); err != nil {
+		t.Errorf("a file outside the home: %v", err)
+	}
+}
+
+func TestWithoutDropsTheFileSwitches(t *testing.T) {
+	env := []string{"PATH=/bin", Env + "=/tmp/c.json", "MCPSEAL_CPUPROFILE=/tmp/p", "MCPSEAL_MEMPROFILE=/tmp/m", "MCPSEAL_HOME=/h", "X=MCPSEAL_PATHCLOCK=1"}
+	got := Without(env)
+	want := []string{"PATH=/bin", "MCPSEAL_HOME=/h", "X=MCPSEAL_PATHCLOCK=1"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Without = %q, want %q", got, want)
 	}
 }

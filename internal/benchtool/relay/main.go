@@ -31,7 +31,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: relay SERVER [ARGS...]")
 		os.Exit(2)
 	}
+	// Opened before the server starts, so that a file it cannot create
+	// leaves nothing running.
+	clock, writeClock, err := pathclock.Open(os.Getenv, "")
+	if err != nil {
+		fatal(err)
+	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Env = pathclock.Without(os.Environ()) // the server does not inherit the clock
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -42,10 +49,6 @@ func main() {
 		fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		fatal(err)
-	}
-	clock, writeClock, err := pathclock.Open(os.Getenv)
-	if err != nil {
 		fatal(err)
 	}
 	var fromClient, fromServer *pathclock.Dir
