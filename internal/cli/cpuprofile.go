@@ -77,18 +77,12 @@ func startMemProfile(getenv func(string) string) (stop func() error, err error) 
 }
 
 // createProfile creates the file a profile variable names: a new file
-// (O_EXCL, mode 0600), not in mcpseal's home as the environment names it
-// (a client config's env block could otherwise plant a file there, a
-// policy.json, that every later run reads and fails on; `run --home`
-// is parsed after the profile starts, so a home named only by the flag
-// is not checked).
+// (O_EXCL, mode 0600), not in, at or above mcpseal's home as the
+// environment names it (pathclock.Create: a client config's env block
+// could otherwise plant a file there, a policy.json, that every later run
+// fails on). `run --home` is parsed after the profile starts, so a home
+// named only by the flag is not checked.
 func createProfile(name, path string, getenv func(string) string) (*os.File, error) {
-	if home, err := pin.DefaultHome(getenv); err == nil && pathclock.Within(path, home) {
-		return nil, fmt.Errorf("%s names %q, inside mcpseal's home %q: refused", name, path, home)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return f, nil
+	home, _ := pin.DefaultHome(getenv) // none known: nothing to keep it out of
+	return pathclock.Create(name, path, home)
 }

@@ -50,6 +50,28 @@ func TestRunPathClockNotInTheHome(t *testing.T) {
 	}
 }
 
+// TestRunPathClockNotInTheEnvironmentsHome: with --home elsewhere, the
+// home the environment names (which other entries' runs use) is still
+// kept clear, through /proc's link to the root as well.
+func TestRunPathClockNotInTheEnvironmentsHome(t *testing.T) {
+	envHome := t.TempDir()
+	t.Setenv("MCPSEAL_HOME", envHome)
+	paths := []string{filepath.Join(envHome, "policy.json")}
+	if _, err := os.Stat("/proc/self/root"); err == nil {
+		paths = append(paths, "/proc/self/root/.."+envHome+"/policy.json")
+	}
+	for _, path := range paths {
+		t.Setenv(pathclock.Env, path)
+		code, out, errOut := runCLI(t, "run", "--home", t.TempDir(), "--", "sh", "-c", "cat >/dev/null")
+		if code == ExitOK || out != "" || !strings.Contains(errOut, "inside mcpseal's home") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want a refusal", path, code, out, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(envHome, "policy.json")); err == nil {
+		t.Error("a policy.json was planted in the environment's home")
+	}
+}
+
 // TestRunServerDoesNotInheritThePathClock: the server is not the process
 // being measured, and given the variable could write into its report (or,
 // being another mcpseal, fail on it).

@@ -205,13 +205,18 @@ func runServer(e *env, f runFlags, argv []string) error {
 	}
 	plan := &sessionPlan{argv: argv, name: f.name}
 	defer plan.close()
-	var home string // the clock's file may not be in it
+	// The clock's file may be in neither the home this run uses (--home)
+	// nor the one the environment names, which other runs use.
+	var homes []string
 	if e.getenv(pathclock.Env) != "" {
-		if home, err = pin.DefaultHome(e.getenv); err != nil {
+		home, err := pin.DefaultHome(e.getenv)
+		if err != nil {
 			return err
 		}
+		envHome, _ := pin.DefaultHome(os.Getenv)
+		homes = []string{home, envHome}
 	}
-	clock, writeClock, err := pathclock.Open(e.getenv, home)
+	clock, writeClock, err := pathclock.Open(e.getenv, homes...)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -129,25 +130,16 @@ func (c *Clock) Report() Report {
 
 // Open returns a Clock and the function that writes its Report to the file
 // getenv(Env) names, or nil and a no-op when it is unset. The file is
-// created now, so that a run asked to be clocked never runs unclocked.
-//
-// A file in mcpseal's home folder (home, when not empty) is refused: a
-// client config's env block that names, say, its policy.json would
-// otherwise plant a file there that every later run reads and fails on.
-func Open(getenv func(string) string, home string) (*Clock, func() error, error) {
+// created now (Create: never in mcpseal's homes), so that a run asked to
+// be clocked never runs unclocked.
+func Open(getenv func(string) string, homes ...string) (*Clock, func() error, error) {
 	path := getenv(Env)
 	if path == "" {
 		return nil, func() error { return nil }, nil
 	}
-	if home != "" && Within(path, home) {
-		return nil, nil, fmt.Errorf("%s names %q, inside mcpseal's home %q: refused", Env, path, home)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := Create(Env, path, homes...)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err // the path is quoted below, not echoed raw
-		}
-		return nil, nil, fmt.Errorf("%s %q: %w", Env, path, err)
+		return nil, nil, err
 	}
 	c := &Clock{}
 	return c, func() error {
@@ -159,16 +151,109 @@ func Open(getenv func(string) string, home string) (*Clock, func() error, error)
 	}, nil
 }
 
+// Create creates the file a developer's switch (name: MCPSEAL_PATHCLOCK,
+// MCPSEAL_CPUPROFILE, MCPSEAL_MEMPROFILE) names: a new file (O_EXCL, mode
+// 0600, so nothing is overwritten and no link followed) that is neither
+// in one of homes (mcpseal's home folders) or below it, nor the home or a
+// folder above it. A client config's env block sets these variables: a
+// file planted in the home (its policy.json, a pin) or in its place would
+// break every later run.
+//
+// Where the file is is decided as the kernel resolved it, by comparing
+// files, not path text: the folder it was created in and each folder
+// above it (reached by appending "..", as the kernel walks "..": after
+// the links before it) against each home, and each existing folder on the
+// way to each home against the file itself. A file that fails is removed.
+func Create(name, path string, homes ...string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if pe, ok := err.(*os.PathError); ok {
+			err = pe.Err // the path is quoted below, not echoed raw
+		}
+		return nil, fmt.Errorf("%s %q: %w", name, path, err)
+	}
+	if why := misplaced(path, f, homes); why != "" {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("%s names %q, %s: refused", name, path, why)
+	}
+	return f, nil
+}
+
+// maxDepth bounds the folders walked above a file or a home.
+const maxDepth = 4096
+
+// misplaced says why the file f, just created at path, is in or at one of
+// homes, or "" when it is not.
+func misplaced(path string, f *os.File, homes []string) string {
+	fi, err := f.Stat()
+	if err != nil {
+		return "its place cannot be checked"
+	}
+	for _, home := range homes {
+		if home == "" {
+			continue
+		}
+		if hi, err := os.Stat(home); err == nil {
+			dir := rawDir(path)
+			for range maxDepth {
+				di, err := os.Stat(dir)
+				if err != nil {
+					return "its folder cannot be checked"
+				}
+				if os.SameFile(di, hi) {
+					return fmt.Sprintf("inside mcpseal's home %q", home)
+				}
+				up := dir + string(filepath.Separator) + ".."
+				ui, err := os.Stat(up)
+				if err != nil || os.SameFile(ui, di) {
+					break // the root
+				}
+				dir = up
+			}
+		}
+		for p, n := home, 0; n < maxDepth; n++ {
+			if pi, err := os.Stat(p); err == nil && os.SameFile(pi, fi) {
+				return fmt.Sprintf("at or above mcpseal's home %q", home)
+			}
+			next := rawDir(p)
+			if next == p {
+				break
+			}
+			p = next
+		}
+	}
+	return ""
+}
+
+// rawDir is p without its last element, as text, with no cleaning: "a/../b"
+// stays "a/.." (a link a may lead anywhere). "." for a bare name.
+func rawDir(p string) string {
+	trimmed := strings.TrimRight(p, separators)
+	if trimmed == "" {
+		return p // the root
+	}
+	i := strings.LastIndexAny(trimmed, separators)
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return trimmed[:1]
+	}
+	return trimmed[:i]
+}
+
 // Without returns env (KEY=VALUE entries) without Env and the profiling
 // variables MCPSEAL_CPUPROFILE and MCPSEAL_MEMPROFILE: what a proxy passes
 // to the server it starts, which is not the one being measured (and,
-// given the name, could write into the file the proxy reports to).
+// given the name, could write into the file the proxy reports to). On
+// Windows, where variable names are read without regard to case, so are
+// these.
 func Without(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case Env, "MCPSEAL_CPUPROFILE", "MCPSEAL_MEMPROFILE":
+		if isSwitch(k) {
 			continue
 		}
 		out = append(out, kv)
@@ -176,22 +261,13 @@ func Without(env []string) []string {
 	return out
 }
 
-// Within reports whether path's folder is dir or below it, with symbolic
-// links in both resolved as far as they exist. The profiles' variables
-// (MCPSEAL_CPUPROFILE, MCPSEAL_MEMPROFILE) are held to the same rule.
-func Within(path, dir string) bool {
-	resolve := func(p string) string {
-		if a, err := filepath.Abs(p); err == nil {
-			p = a
+func isSwitch(k string) bool {
+	for _, s := range []string{Env, "MCPSEAL_CPUPROFILE", "MCPSEAL_MEMPROFILE"} {
+		if k == s || runtime.GOOS == "windows" && strings.EqualFold(k, s) {
+			return true
 		}
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		}
-		return filepath.Clean(p)
 	}
-	folder, home := resolve(filepath.Dir(path)), resolve(dir)
-	rel, err := filepath.Rel(home, folder)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return false
 }
 
 // Read reads a Report written by Open's function.

@@ -107,33 +107,77 @@ func TestReadRefusesAnotherFormat(t *testing.T) {
 }
 
 // TestRefusesAFileInTheHome: a config's env block cannot plant the report
-// among mcpseal's own files (its policy.json, a pin), directly, below,
-// or through a link to the home; nothing is created.
+// among mcpseal's own files (its policy.json, a pin): directly, below,
+// through a link to the home, or through ".." after a link, which the
+// kernel walks from where the link leads (the second red team's bypass);
+// nothing is left behind.
 func TestRefusesAFileInTheHome(t *testing.T) {
-	home := t.TempDir()
-	if err := os.Mkdir(filepath.Join(home, "pins"), 0o700); err != nil {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	if err := os.MkdirAll(filepath.Join(home, "pins", "sub"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(t.TempDir(), "elsewhere")
-	if err := os.Symlink(home, link); err != nil {
+	other := filepath.Join(base, "other")
+	if err := os.MkdirAll(filepath.Join(other, "a", "b"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{
-		filepath.Join(home, "policy.json"),
-		filepath.Join(home, "pins", "x.json"),
-		filepath.Join(link, "policy.json"),
-		filepath.Join(home, "pins", "..", "policy.json"),
-	} {
-		if _, _, err := Open(func(string) string { return path }, home); err == nil {
-			t.Errorf("%s: not refused", path)
+	for link, to := range map[string]string{"tohome": home, "tosub": filepath.Join(home, "pins", "sub"), "a/b/toroot": "/"} {
+		if err := os.Symlink(to, filepath.Join(other, link)); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if entries, _ := os.ReadDir(home); len(entries) != 1 {
-		t.Errorf("the home holds %d entries, want only pins", len(entries))
+	paths := []string{
+		filepath.Join(home, "policy.json"),
+		filepath.Join(home, "pins", "x.json"),
+		filepath.Join(other, "tohome", "policy.json"),
+		filepath.Join(home, "pins", "..", "policy.json"),
+		other + "/tosub/../x.json",                  // Dir() alone reads other/x.json
+		other + "/tosub/../../policy.json",          // the home itself
+		other + "/a/b/toroot/.." + home + "/x.json", // "/" then up: still "/"
+		home + "//pins/./x.json",
 	}
-	outside := filepath.Join(t.TempDir(), "clock.json")
-	if _, _, err := Open(func(string) string { return outside }, home); err != nil {
-		t.Errorf("a file outside the home: %v", err)
+	if runtime.GOOS == "linux" {
+		paths = append(paths, "/proc/self/root/.."+home+"/policy.json")
+	}
+	for _, path := range paths {
+		if _, _, err := Open(func(string) string { return path }, home); err == nil || !strings.Contains(err.Error(), "inside mcpseal's home") {
+			t.Errorf("%s: %v, want refused as inside the home", path, err)
+		}
+	}
+	var left []string
+	filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("files left in the home: %q", left)
+	}
+	for _, path := range []string{filepath.Join(other, "clock.json"), filepath.Join(base, "home2.json"), other + "/tohome/../other.json"} {
+		if _, _, err := Open(func(string) string { return path }, home); err != nil {
+			t.Errorf("%s, outside the home: %v", path, err)
+		}
+	}
+}
+
+// TestRefusesAFileInTheHomesPlace: the file may not be the home, or a
+// folder the home is yet to be created under.
+func TestRefusesAFileInTheHomesPlace(t *testing.T) {
+	base := t.TempDir()
+	for _, tc := range []struct{ home, path string }{
+		{filepath.Join(base, "a", ".mcpseal"), filepath.Join(base, "a", ".mcpseal")},
+		{filepath.Join(base, "b", "h3", "deep"), filepath.Join(base, "b", "h3")},
+	} {
+		if err := os.MkdirAll(filepath.Dir(tc.path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Open(func(string) string { return tc.path }, tc.home); err == nil || !strings.Contains(err.Error(), "at or above mcpseal's home") {
+			t.Errorf("%s for home %s: %v, want refused", tc.path, tc.home, err)
+		}
+		if _, err := os.Lstat(tc.path); err == nil {
+			t.Errorf("%s was left in the home's place", tc.path)
+		}
 	}
 }
 

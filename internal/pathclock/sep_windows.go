@@ -1,0 +1,4 @@
+package pathclock
+
+// separators are the characters that end a path element.
+const separators = `\/`
