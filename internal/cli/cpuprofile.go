@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/user"
+	"path/filepath"
 	"runtime/pprof"
 
 	"github.com/mcpseal/mcpseal/internal/pathclock"
@@ -83,6 +85,23 @@ func startMemProfile(getenv func(string) string) (stop func() error, err error) 
 // fails on). `run --home` is parsed after the profile starts, so a home
 // named only by the flag is not checked.
 func createProfile(name, path string, getenv func(string) string) (*os.File, error) {
-	home, _ := pin.DefaultHome(getenv) // none known: nothing to keep it out of
-	return pathclock.Create(name, path, home)
+	return pathclock.Create(name, path, switchHomes(getenv)...)
+}
+
+// switchHomes are the homes a developer's switch may not write a file in,
+// at or above: the one getenv names, and the default home of the user
+// this process runs as, which the same env block that sets the switch
+// cannot move by setting MCPSEAL_HOME or HOME as well. (A home the person
+// set in MCPSEAL_HOME, then overridden by the entry, cannot be known.)
+func switchHomes(getenv ...func(string) string) []string {
+	var homes []string
+	for _, g := range getenv {
+		if h, err := pin.DefaultHome(g); err == nil {
+			homes = append(homes, h)
+		}
+	}
+	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) {
+		homes = append(homes, filepath.Join(u.HomeDir, ".mcpseal"))
+	}
+	return homes
 }

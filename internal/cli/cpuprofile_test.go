@@ -2,7 +2,9 @@ package cli
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -119,5 +121,29 @@ func TestProfilesNotInTheHome(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		t.Error("a policy.json was planted in the home")
+	}
+}
+
+// TestSwitchHomesKeepTheUsersOwn: an env block that sets MCPSEAL_HOME (or
+// HOME) beside a switch cannot move the home the switch is kept out of:
+// the user's default home is always among them.
+func TestSwitchHomesKeepTheUsersOwn(t *testing.T) {
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoy := t.TempDir()
+	homes := switchHomes(func(k string) string {
+		switch k {
+		case "MCPSEAL_HOME":
+			return decoy
+		case "HOME":
+			return decoy
+		}
+		return ""
+	})
+	want := filepath.Join(u.HomeDir, ".mcpseal")
+	if !slices.Contains(homes, want) || !slices.Contains(homes, decoy) {
+		t.Errorf("homes %q, want both %s and the decoy %s", homes, want, decoy)
 	}
 }

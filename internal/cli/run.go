@@ -205,16 +205,14 @@ func runServer(e *env, f runFlags, argv []string) error {
 	}
 	plan := &sessionPlan{argv: argv, name: f.name}
 	defer plan.close()
-	// The clock's file may be in neither the home this run uses (--home)
-	// nor the one the environment names, which other runs use.
+	// The clock's file may be in neither the home this run uses (--home),
+	// nor the one the environment names, nor the user's default one.
 	var homes []string
 	if e.getenv(pathclock.Env) != "" {
-		home, err := pin.DefaultHome(e.getenv)
-		if err != nil {
+		if _, err := pin.DefaultHome(e.getenv); err != nil {
 			return err
 		}
-		envHome, _ := pin.DefaultHome(os.Getenv)
-		homes = []string{home, envHome}
+		homes = switchHomes(e.getenv, os.Getenv)
 	}
 	clock, writeClock, err := pathclock.Open(e.getenv, homes...)
 	if err != nil {

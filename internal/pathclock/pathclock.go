@@ -204,10 +204,16 @@ func misplaced(path string, f *os.File, homes []string) string {
 				if os.SameFile(di, hi) {
 					return fmt.Sprintf("inside mcpseal's home %q", home)
 				}
+				// Only the root is its own parent. Any error (a path grown
+				// past the kernel's limit by the "..", a folder that may not
+				// be searched) leaves the place unknown: refused.
 				up := dir + string(filepath.Separator) + ".."
 				ui, err := os.Stat(up)
-				if err != nil || os.SameFile(ui, di) {
-					break // the root
+				if err != nil {
+					return "its folder cannot be checked"
+				}
+				if os.SameFile(ui, di) {
+					break
 				}
 				dir = up
 			}

@@ -189,3 +189,23 @@ func TestWithoutDropsTheFileSwitches(t *testing.T) {
 		t.Errorf("Without = %q, want %q", got, want)
 	}
 }
+
+// TestRefusesWhatItCannotPlace: a path padded (with repeated separators)
+// until the ".." the check appends passes the kernel's length limit used
+// to end the walk early, as if at the root, and left the file below the
+// home (the third red team's bypass); a folder whose place cannot be
+// checked is now a refusal.
+func TestRefusesWhatItCannotPlace(t *testing.T) {
+	home := t.TempDir()
+	pins := filepath.Join(home, "pins")
+	if err := os.Mkdir(pins, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := pins + strings.Repeat("/", 4095-len(pins)-1) + "x" // 4,095 bytes: its folder and "/.." pass PATH_MAX
+	if _, _, err := Open(func(string) string { return path }, home); err == nil {
+		t.Error("a padded path below the home was not refused")
+	}
+	if _, err := os.Lstat(filepath.Join(pins, "x")); err == nil {
+		t.Error("the padded path's file was left below the home")
+	}
+}
