@@ -99,7 +99,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer func() {
 		if err := stopProfile(); err != nil {
-			fmt.Fprintf(stderr, "mcpseal: error: %s: %v\n", cpuProfileEnv, err)
+			fmt.Fprintf(stderr, "mcpseal: error: %s\n", switchError(cpuProfileEnv, err))
 		}
 	}()
 	stopMemProfile, err := startMemProfile(e.getenv)
@@ -109,7 +109,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer func() {
 		if err := stopMemProfile(); err != nil {
-			fmt.Fprintf(stderr, "mcpseal: error: %s: %v\n", memProfileEnv, err)
+			fmt.Fprintf(stderr, "mcpseal: error: %s\n", switchError(memProfileEnv, err))
 		}
 	}()
 	root := newRoot(e, args)

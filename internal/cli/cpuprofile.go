@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -104,4 +105,15 @@ func switchHomes(getenv ...func(string) string) []string {
 		homes = append(homes, filepath.Join(u.HomeDir, ".mcpseal"))
 	}
 	return homes
+}
+
+// switchError is err, from finishing the file a switch named, with the
+// file's path quoted: the path came from an env block, and printed raw a
+// newline in it could forge a line of mcpseal's own.
+func switchError(name string, err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s %q: %s: %v", name, pe.Path, pe.Op, pe.Err)
+	}
+	return fmt.Sprintf("%s: %v", name, err)
 }

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"os/user"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -145,5 +147,15 @@ func TestSwitchHomesKeepTheUsersOwn(t *testing.T) {
 	want := filepath.Join(u.HomeDir, ".mcpseal")
 	if !slices.Contains(homes, want) || !slices.Contains(homes, decoy) {
 		t.Errorf("homes %q, want both %s and the decoy %s", homes, want, decoy)
+	}
+}
+
+// TestSwitchErrorQuotesThePath: a path an env block chose is never
+// printed raw, so a newline in it cannot start a line of its own.
+func TestSwitchErrorQuotesThePath(t *testing.T) {
+	err := &os.PathError{Op: "write", Path: "/tmp/x\nmcpseal: pinned", Err: errors.New("no space left on device")}
+	got := switchError(memProfileEnv, err)
+	if strings.Contains(got, "\n") || !strings.Contains(got, `"/tmp/x\nmcpseal: pinned"`) {
+		t.Errorf("switchError = %q", got)
 	}
 }
