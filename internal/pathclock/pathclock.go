@@ -9,7 +9,8 @@
 //
 // `mcpseal run` and the benchmark's bare relay (internal/benchtool/relay)
 // honour it and write a Report as JSON to that file when they end. The
-// file must not exist yet (O_EXCL, mode 0600), like MCPSEAL_CPUPROFILE's.
+// file must not exist yet (O_EXCL, mode 0600), like MCPSEAL_CPUPROFILE's,
+// and may not be in, at or above mcpseal's home (Create).
 //
 // The clocks cost four clock reads and two thread-id reads per frame, so
 // a clocked run's figures are not compared with an unclocked one's.
@@ -35,8 +36,9 @@ type Clock struct {
 	// FromClient is the path of frames read from the client (towards the
 	// server), FromServer the other way.
 	FromClient, FromServer Dir
-	// Call, Result and Event are the call gate's hooks (gate.Hooks), run
-	// inside the step.
+	// Call, Result and Event are the call gate's hooks (gate.Hooks),
+	// timed wherever they run: almost always inside a reader's step, but
+	// also in the gate's timer and a slow decision's goroutine.
 	Call, Result, Event Span
 }
 
