@@ -18,6 +18,7 @@ package pathclock
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -176,7 +177,13 @@ func Create(name, path string, homes ...string) (*os.File, error) {
 	}
 	if why := misplaced(path, f, homes); why != "" {
 		f.Close()
-		os.Remove(path)
+		if err := os.Remove(path); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("%s names %q, %s: refused, and the empty file it created could not be removed (%v): remove it", name, path, why, err)
+		}
 		return nil, fmt.Errorf("%s names %q, %s: refused", name, path, why)
 	}
 	return f, nil
