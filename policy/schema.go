@@ -51,6 +51,7 @@ type schemaKey struct {
 type schemaEntry struct {
 	key    schemaKey
 	schema *jsonschema.Schema // nil when absent or unusable
+	flat   *flatSchema        // an input schema's shortcut; nil when it has none
 	absent bool               // the definition has no such schema
 	err    error              // why the schema is unusable
 }
@@ -115,6 +116,9 @@ func compileEntry(def contract.Definition, key schemaKey) *schemaEntry {
 		return e
 	}
 	e.schema, e.err = compileSchema(raw, key)
+	if e.schema != nil && !key.output {
+		e.flat = compileFlat(raw)
+	}
 	return e
 }
 
@@ -155,6 +159,9 @@ func (s *Schemas) CheckArguments(def contract.Definition, params []byte) *Refusa
 	if e.schema == nil {
 		return &Refusal{Kind: KindSchema, Reason: ReasonSchemaUnusable, Tool: tool,
 			Why: "mcpseal: the pinned inputSchema of tool " + tool + " cannot be used offline (missing, invalid, or it references a URL); the call was not forwarded"}
+	}
+	if e.flat != nil && e.flat.valid(params) {
+		return nil
 	}
 	invalid := func(what string) *Refusal {
 		return &Refusal{Kind: KindSchema, Reason: ReasonInvalidArguments, Tool: tool,

@@ -1,0 +1,198 @@
+package policy
+
+import (
+	"fmt"
+	"testing"
+)
+
+// flatSchemas are inputSchemas the shortcut must take: what echo-like
+// tools and zod's JSON Schema output declare.
+var flatSchemas = []string{
+	`{"type":"object","properties":{"text":{"type":"string","description":"Text to repeat"}},"required":["text"]}`,
+	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"},"tail":{"type":"boolean","default":false}},"required":["path"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"n":{"type":["number","null"]},"tags":{"type":"array"},"opts":{"type":"object"},"any":{"title":"Anything"}},"additionalProperties":true}`,
+	`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`,
+	`{"type":"object","required":["x"],"additionalProperties":false}`,
+	`{"type":"object"}`,
+	`{}`,
+}
+
+// notFlatSchemas assert more than the shortcut checks; they go the full
+// path.
+var notFlatSchemas = []string{
+	`{"type":"object","properties":{"q":{"type":"string","minLength":1}}}`,
+	`{"type":"object","properties":{"q":{"type":"string","format":"email"}}}`,
+	`{"type":"object","properties":{"q":{"enum":["a","b"]}}}`,
+	`{"type":"object","properties":{"q":{"$ref":"#/$defs/q"}},"$defs":{"q":{"type":"string"}}}`,
+	`{"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":{"type":"string"}}`,
+	`{"type":"object","properties":{"q":true}}`,
+	`{"type":"object","properties":{"q":{"type":"string","$schema":"http://json-schema.org/draft-07/schema#"}}}`,
+	`{"type":"object","patternProperties":{"^x":{"type":"string"}}}`,
+	`{"type":"object","unevaluatedProperties":false}`,
+	`{"type":["object","null"]}`,
+	`{"type":"object","properties":{"o":{"type":"object","properties":{"a":{"type":"string"}}}}}`,
+	`{"type":"object","allOf":[{"required":["a"]}]}`,
+	`{"type":"object","$id":"urn:x"}`,
+}
+
+func TestFlatSchemaRecognised(t *testing.T) {
+	t.Parallel()
+	for _, s := range flatSchemas {
+		if compileFlat([]byte(s)) == nil {
+			t.Errorf("compileFlat(%s) = nil, want a shortcut", s)
+		}
+	}
+	for _, s := range notFlatSchemas {
+		if compileFlat([]byte(s)) != nil {
+			t.Errorf("compileFlat(%s) took a schema that asserts more than it checks", s)
+		}
+	}
+}
+
+// shortcutParams attack the shortcut's reading: every way the full path
+// refuses arguments that a type-by-first-byte reading could let through.
+var shortcutParams = []string{
+	`{"name":"t","arguments":{"text":"hello"}}`,
+	`{"name":"t","arguments":{"text":"hello","text":"again"}}`,
+	`{"name":"t","arguments":{"text":"hello","Text":"again"}}`,
+	`{"name":"t","arguments":{"text":"\ud800"}}`,
+	`{"name":"t","arguments":{"text":"caf\u00e9"}}`,
+	"{\"name\":\"t\",\"arguments\":{\"text\":\"\xff\"}}",
+	`{"name":"t","arguments":{"te\u0078t":"escaped name"}}`,
+	`{"name":"t","arguments":{"text":5}}`,
+	`{"name":"t","arguments":{"text":null}}`,
+	`{"name":"t","arguments":{}}`,
+	`{"name":"t"}`,
+	`{"name":"t","arguments":null}`,
+	`{"name":"t","arguments":[]}`,
+	`{"name":"t","arguments":"text"}`,
+	`{"name":"t","arguments":{"text":"a"},"arguments":{}}`,
+	`{"name":"t","Arguments":{},"arguments":{"text":"a"}}`,
+	`{"name":"t","Arguments":{"text":"a"}}`,
+	`{"name":"t","arguments":{"text":"a"},"_meta":{"k":1,"k":2}}`,
+	`{"name":"t","arguments":{"text":"a"},"_meta":{"k":1,"K":2}}`,
+	`{"name":"t","arguments":{"text":"a"}} trailing`,
+	`{"name":"t","arguments":{"text":"a"}}{}`,
+	`{"name":"t","arguments":{"text":"a",}}`,
+	`{"name":"t","arguments":{"text":"a"}`,
+	`{"name":"t","arguments":{"text":"a","extra":1}}`,
+	`{"name":"t","arguments":{"x":1}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts"}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","limit":10}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","limit":1.0}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","limit":1e2}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","limit":-0}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","limit":123456789012345678901234567890}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","limit":1e400}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","limit":01}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","limit":"10"}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","tail":true}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","tail":"true"}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","tail":tru}}`,
+	`{"name":"t","arguments":{"path":"/etc/hosts","Path":"/"}}`,
+	`{"name":"t","arguments":{"n":null,"tags":[1,"a"],"opts":{"a":{"b":[]}},"any":[{}]}}`,
+	`{"name":"t","arguments":{"n":1.5,"tags":{},"opts":[]}}`,
+	`{"name":"t","arguments":{"opts":{"a":1,"a":2}}}`,
+	`{"name":"t","arguments":{"opts":{"a":1,"A":2}}}`,
+	`{"name":"t","arguments":{"id":7}}`,
+	`{"name":"t","arguments":{"id":7.5}}`,
+	`{"name":"t","arguments":{"x":{"deep":` + nested(40) + `}}}`,
+	`{"name":"t","arguments":{"x":` + nested(200) + `}}`,
+	` {"name":"t","arguments":{"text":"spaced"}} `,
+	`[]`,
+	`null`,
+	``,
+}
+
+func nested(n int) string {
+	s := "0"
+	for range n {
+		s = "[" + s + "]"
+	}
+	return s
+}
+
+// TestShortcutAcceptsNothingTheValidatorRefuses runs every schema against
+// every attack params: CheckArguments with the shortcut must give what it
+// gives without it, refusal for refusal, and the shortcut must take the
+// valid calls it was built for (else this test would pass with it gone).
+func TestShortcutAcceptsNothingTheValidatorRefuses(t *testing.T) {
+	t.Parallel()
+	took := 0
+	for i, s := range append(flatSchemas, notFlatSchemas...) {
+		def := toolRaw(t, fmt.Sprintf(`{"name":"t%d","inputSchema":%s}`, i, s))
+		sch := NewSchemas(0)
+		e := sch.get(def, false)
+		if e.schema == nil {
+			t.Fatalf("schema %s does not compile: %v", s, e.err)
+		}
+		for _, p := range shortcutParams {
+			got := sch.CheckArguments(def, []byte(p))
+			flat := e.flat
+			e.flat = nil
+			want := sch.CheckArguments(def, []byte(p))
+			e.flat = flat
+			// Which violation the validator names first can vary from run
+			// to run (it walks a map); whether it refuses, and why, cannot.
+			if (got == nil) != (want == nil) || got != nil && (got.Kind != want.Kind || got.Reason != want.Reason) {
+				t.Errorf("schema %s, params %s: with the shortcut %+v, without %+v", s, p, got, want)
+			}
+			if flat != nil && flat.valid([]byte(p)) {
+				took++
+			}
+		}
+	}
+	if took < 10 {
+		t.Errorf("the shortcut took %d calls, want at least 10: it is not being used", took)
+	}
+}
+
+func TestCheckArgumentsUsesTheShortcut(t *testing.T) {
+	def := toolRaw(t, echoTool)
+	sch := NewSchemas(0)
+	if r := sch.CheckArguments(def, []byte(echoParams)); r != nil {
+		t.Fatal(r)
+	}
+	if sch.get(def, false).flat == nil {
+		t.Fatal("the echo tool's inputSchema has no shortcut")
+	}
+	params := []byte(echoParams)
+	allocs := testing.AllocsPerRun(100, func() {
+		if r := sch.CheckArguments(def, params); r != nil {
+			t.Fatal(r)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("CheckArguments on the shortcut allocates %.0f times per call, want 0", allocs)
+	}
+}
+
+// FuzzFlatSchemaAgrees holds the shortcut to its one claim: what it
+// calls valid, decodeArguments and the compiled schema accept.
+func FuzzFlatSchemaAgrees(f *testing.F) {
+	for _, s := range flatSchemas {
+		for _, p := range shortcutParams {
+			f.Add([]byte(s), []byte(p))
+		}
+	}
+	f.Fuzz(func(t *testing.T, schema, params []byte) {
+		flat := compileFlat(schema)
+		if flat == nil {
+			return
+		}
+		compiled, err := compileSchema(schema, schemaKey{digest: "fuzz"})
+		if err != nil || !flat.valid(params) {
+			return
+		}
+		v, err := decodeArguments(params)
+		if err != nil {
+			t.Fatalf("shortcut took params %q that decodeArguments refuses: %v", params, err)
+		}
+		if _, ok := v.(map[string]any); !ok {
+			t.Fatalf("shortcut took params %q whose arguments are not an object", params)
+		}
+		if err := compiled.Validate(v); err != nil {
+			t.Fatalf("shortcut took params %q that schema %q refuses: %v", params, schema, err)
+		}
+	})
+}
