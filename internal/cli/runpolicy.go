@@ -363,7 +363,14 @@ func composeHooks(a, b gate.Hooks) gate.Hooks {
 	}
 	if a.Call != nil && b.Call != nil {
 		out.Call = func(ci gate.CallInfo) gate.Verdict {
-			return thenVerdict(a.Call(ci), func() gate.Verdict { return b.Call(ci) })
+			v := a.Call(ci)
+			if v.Kind == gate.Allow {
+				// thenVerdict's first case, without the closure it would
+				// allocate on every call.
+				return tighter(b.Call(ci), v)
+			}
+			later := ci
+			return thenVerdict(v, func() gate.Verdict { return b.Call(later) })
 		}
 	} else if a.Call != nil {
 		out.Call = a.Call
