@@ -58,8 +58,10 @@ type Log struct {
 	lastFile os.FileInfo
 	// line is a buffer for encoding one event, reused under mu.
 	line []byte
-	// batch is AppendAll's buffer, kept between batches (under mu).
-	batch []byte
+	// batch is AppendAll's buffer, kept between batches (under mu), and
+	// prepared the events it is writing.
+	batch    []byte
+	prepared []Event
 }
 
 // Open opens (creating it if needed) the audit log under home. It refuses
@@ -122,16 +124,27 @@ func (l *Log) Append(e Event) error { return l.AppendAll([]Event{e}) }
 // lock and with one head update: a busy gate hands its events over in
 // batches. Nothing is written when one of them is invalid.
 func (l *Log) AppendAll(es []Event) error {
-	for _, e := range es {
-		if _, err := prepare(e, 1, zeroHash); err != nil {
-			return err
-		}
-	}
 	if len(es) == 0 {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Each event is checked and reduced once, here, before anything is
+	// written; writeTo only chains it.
+	ps := l.prepared[:0]
+	defer func() {
+		clear(ps) // no event's strings kept alive between batches
+		if cap(ps) <= maxKeptEvents {
+			l.prepared = ps[:0]
+		}
+	}()
+	for _, e := range es {
+		p, err := l.prepare(e)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+	}
 	if err := lockFile(l.lock, true); err != nil {
 		return fmt.Errorf("locking the audit log: %w", err)
 	}
@@ -152,8 +165,8 @@ func (l *Log) AppendAll(es []Event) error {
 			l.batch = buf[:0]
 		}
 	}()
-	for _, e := range es {
-		if err := l.writeTo(&t, e, &buf); err != nil {
+	for _, p := range ps {
+		if err := l.writeTo(&t, p, &buf); err != nil {
 			return err
 		}
 	}
@@ -167,6 +180,18 @@ func (l *Log) AppendAll(es []Event) error {
 // full batch of calls' events (256 of about 300 bytes), not a burst of
 // large ones.
 const maxKeptBatch = 128 << 10
+
+// maxKeptEvents bounds the prepared events AppendAll keeps room for.
+const maxKeptEvents = 1024
+
+// prepare checks and reduces e for writing, its time set when it has
+// none; writeTo gives it its place in the chain.
+func (l *Log) prepare(e Event) (Event, error) {
+	if e.Time.IsZero() {
+		e.Time = l.opts.Now()
+	}
+	return prepare(e, 1, zeroHash)
+}
 
 // recordGap writes a gap event when the head says the log held more, or
 // other, events than it now does.
@@ -190,24 +215,22 @@ func (l *Log) recordGap(t *tip) error {
 // write appends e after t, rotating and pruning first when current.jsonl
 // would pass MaxFileBytes, and advances t.
 func (l *Log) write(t *tip, e Event) error {
+	p, err := l.prepare(e)
+	if err != nil {
+		return err
+	}
 	var buf []byte
-	if err := l.writeTo(t, e, &buf); err != nil {
+	if err := l.writeTo(t, p, &buf); err != nil {
 		return err
 	}
 	return l.flush(t, &buf)
 }
 
-// writeTo adds e's line to buf (lines not yet in current.jsonl) and
-// advances t; when current.jsonl would pass MaxFileBytes it writes buf
-// out, then rotates and prunes, first.
-func (l *Log) writeTo(t *tip, e Event, buf *[]byte) error {
-	if e.Time.IsZero() {
-		e.Time = l.opts.Now()
-	}
-	p, err := prepare(e, t.seq+1, t.hash)
-	if err != nil {
-		return err
-	}
+// writeTo adds the line of p (prepared by l.prepare) to buf (lines not
+// yet in current.jsonl) and advances t; when current.jsonl would pass
+// MaxFileBytes it writes buf out, then rotates and prunes, first.
+func (l *Log) writeTo(t *tip, p Event, buf *[]byte) error {
+	p.Seq, p.Prev = t.seq+1, t.hash
 	line, err := encodeTo(l.line[:0], &p)
 	if err != nil {
 		return invalid("the time cannot be encoded")
