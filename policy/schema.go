@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -246,10 +248,31 @@ func (s *Schemas) CheckStructured(def contract.Definition, result []byte) *Refus
 	return nil
 }
 
+// firstCause is the cause a refusal names: the least by instance
+// location, then by schema location and keyword. The validator gathers
+// causes (and missing or unexpected members) by walking maps, so their
+// order changes from run to run; the same call must get the same answer.
+func firstCause(cs []*jsonschema.ValidationError) *jsonschema.ValidationError {
+	best := cs[0]
+	for _, c := range cs[1:] {
+		k := slices.Compare(c.InstanceLocation, best.InstanceLocation)
+		if k == 0 {
+			k = strings.Compare(c.SchemaURL, best.SchemaURL)
+		}
+		if k == 0 {
+			k = slices.Compare(c.ErrorKind.KeywordPath(), best.ErrorKind.KeywordPath())
+		}
+		if k < 0 {
+			best = c
+		}
+	}
+	return best
+}
+
 // violation turns a validation error into a refusal naming the first
-// failing leaf: its instance location as a safe JSON pointer and its
-// keyword. For "required" the first missing member, and for
-// "additionalProperties" the first unexpected one, is appended to the
+// failing leaf (firstCause): its instance location as a safe JSON pointer and its
+// keyword. For "required" the least missing member, and for
+// "additionalProperties" the least unexpected one, is appended to the
 // pointer, so the model can fix its call.
 func violation(err error, tool, reason string, k Kind) *Refusal {
 	r := &Refusal{Kind: k, Reason: reason, Tool: tool, Keyword: "schema"}
@@ -259,17 +282,17 @@ func violation(err error, tool, reason string, k Kind) *Refusal {
 	}
 	leaf := ve
 	for len(leaf.Causes) > 0 {
-		leaf = leaf.Causes[0]
+		leaf = firstCause(leaf.Causes)
 	}
 	loc := leaf.InstanceLocation
 	switch ek := leaf.ErrorKind.(type) {
 	case *kind.Required:
 		if len(ek.Missing) > 0 {
-			loc = append(loc[:len(loc):len(loc)], ek.Missing[0])
+			loc = append(loc[:len(loc):len(loc)], slices.Min(ek.Missing))
 		}
 	case *kind.AdditionalProperties:
 		if len(ek.Properties) > 0 {
-			loc = append(loc[:len(loc):len(loc)], ek.Properties[0])
+			loc = append(loc[:len(loc):len(loc)], slices.Min(ek.Properties))
 		}
 	}
 	r.Pointer = SafePointer(loc)
