@@ -326,3 +326,26 @@ func TestInputRequiredAnswerAndTheOutputSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalIsTheSameEveryTime: a call that breaks its schema in several
+// places is told the same place every time (the validator gathers its
+// causes from maps, in an order that changes from run to run).
+func TestRefusalIsTheSameEveryTime(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ schema, params, pointer string }{
+		{`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"},"d":{"type":"string"},"e":{"type":"string"}}}`,
+			`{"name":"t","arguments":{"e":1,"d":1,"c":1,"b":1,"a":1}}`, "/a"},
+		{`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`,
+			`{"name":"t","arguments":{"z":1,"y":1,"x":1,"w":1}}`, "/w"},
+		{`{"type":"object","required":["q","p","o","n"],"properties":{"q":{"type":"string","minLength":1}}}`,
+			`{"name":"t","arguments":{}}`, "/n"},
+	} {
+		def := toolRaw(t, `{"name":"t","inputSchema":`+c.schema+`}`)
+		for range 40 {
+			r := NewSchemas(0).CheckArguments(def, []byte(c.params))
+			if r == nil || r.Pointer != c.pointer {
+				t.Fatalf("schema %s, params %s: refusal %+v, want pointer %q every time", c.schema, c.params, r, c.pointer)
+			}
+		}
+	}
+}
