@@ -131,6 +131,11 @@ var errRemoteRef = errors.New("remote and file references are not followed")
 
 func (refuseLoader) Load(string) (any, error) { return nil, errRemoteRef }
 
+// compileSchema compiles raw as the validator reads it. The flat-schema
+// shortcut (flatschema.go) counts on every keyword in flatAnnotations
+// asserting nothing: an option that turns one into an assertion here (a
+// vocabulary, AssertContent, readOnly or writeOnly checks) must take it
+// out of that list.
 func compileSchema(raw json.RawMessage, key schemaKey) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
