@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -15,6 +17,13 @@ var flatSchemas = []string{
 	`{"type":"object","required":["x"],"additionalProperties":false}`,
 	`{"type":"object"}`,
 	`{}`,
+	// From the red team: drafts, annotations with odd values, escaped and
+	// case-variant names, a required name not declared.
+	`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"a":{"type":"integer","default":"x"},"b":{"type":["string","null"]}},"required":["a"],"additionalProperties":false}`,
+	`{"$schema":"https://json-schema.org/draft/2019-09/schema","type":"object","properties":{"a":{"type":"number","deprecated":true},"\u00e9":{"type":"object"}},"required":["a","\u00e9"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"k":{"type":"array","readOnly":true},"K\u0301":{"type":"boolean"}},"required":["k","z"],"additionalProperties":true,"$comment":"x","examples":[{}]}`,
+	`{"$schema":"http://json-schema.org/draft-06/schema#","properties":{"__proto__":{"type":"null"}},"additionalProperties":false}`,
+	`{"properties":{"k":{"type":"string"}},"additionalProperties":false}`,
 }
 
 // notFlatSchemas assert more than the shortcut checks; they go the full
@@ -99,6 +108,13 @@ var shortcutParams = []string{
 	`{"name":"t","arguments":{"x":{"deep":` + nested(40) + `}}}`,
 	`{"name":"t","arguments":{"x":` + nested(200) + `}}`,
 	` {"name":"t","arguments":{"text":"spaced"}} `,
+	`{"arguments":{"a":1,"b":null}}`,
+	`{"\u0061rguments":{"a":-0,"\u00e9":{"x":[1,{"y":"\ud83d\ude00"}]}},"_meta":{"progressToken":1}}`,
+	` {"name":"t" , "arguments" : { "k" : [ ] , "z" : 1e5 } } `,
+	`{"arguments":{"__proto__":null}}`,
+	`{"arguments":{"a":12345678901234567890,"b":"\u212a"},"x":[[[[]]]]}`,
+	`{"arguments":{"\u212a":"x"}}`,
+	`{"arguments":{"k":"x","\u212a":"x"}}`,
 	`[]`,
 	`null`,
 	``,
@@ -195,4 +211,39 @@ func FuzzFlatSchemaAgrees(f *testing.F) {
 			t.Fatalf("shortcut took params %q that schema %q refuses: %v", params, schema, err)
 		}
 	})
+}
+
+// TestShortcutAtTheRequiredLimit: a bit per required name, 64 at most; a
+// schema with more is not flat, and each of the last names still counts.
+func TestShortcutAtTheRequiredLimit(t *testing.T) {
+	t.Parallel()
+	var names, args, props []string
+	for i := range maxFlatRequired + 1 {
+		names = append(names, fmt.Sprintf(`"n%d"`, i))
+		args = append(args, fmt.Sprintf(`"n%d":%d`, i, i))
+		props = append(props, fmt.Sprintf(`"n%d":{"type":"integer"}`, i))
+	}
+	for _, k := range []int{maxFlatRequired - 1, maxFlatRequired, maxFlatRequired + 1} {
+		for _, closed := range []string{"true", "false"} {
+			schema := fmt.Sprintf(`{"type":"object","properties":{%s},"required":[%s],"additionalProperties":%s}`,
+				strings.Join(props[:k], ","), strings.Join(names[:k], ","), closed)
+			flat := compileFlat([]byte(schema))
+			if (flat != nil) != (k <= maxFlatRequired) {
+				t.Fatalf("%d required names: flat %v", k, flat != nil)
+			}
+			if flat == nil {
+				continue
+			}
+			all := `{"arguments":{` + strings.Join(args[:k], ",") + `}}`
+			if !flat.valid([]byte(all)) {
+				t.Errorf("%d required names, all given: not taken", k)
+			}
+			for _, missing := range []int{0, k - 1} {
+				given := slices.Delete(slices.Clone(args[:k]), missing, missing+1)
+				if flat.valid([]byte(`{"arguments":{` + strings.Join(given, ",") + `}}`)) {
+					t.Errorf("%d required names, n%d missing: taken", k, missing)
+				}
+			}
+		}
+	}
 }
