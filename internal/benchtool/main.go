@@ -66,6 +66,7 @@ type options struct {
 	pathClock                    bool // -pathclock
 	telemetry                    bool
 	wrap                         []string // -wrap: the measured stdio mcpseal sessions run under it
+	baseline                     string   // -baseline: another mcpseal binary, measured beside this one
 }
 
 func main() {
@@ -84,6 +85,7 @@ func main() {
 	flag.BoolVar(&o.telemetry, "telemetry", false, "also measure `mcpseal run` with Prometheus metrics and OTLP trace export on (issue 16)")
 	flag.StringVar(&o.profileDir, "cpuprofile", "", "write a CPU profile of every measured mcpseal process to `DIR` (MCPSEAL_CPUPROFILE); figures are then not comparable and targets are not judged")
 	flag.BoolVar(&o.pathClock, "pathclock", false, "time, inside the bare relay and every stdio `mcpseal run`, each frame's path: the gate's step, its hooks and the write (MCPSEAL_PATHCLOCK); targets are then not judged")
+	flag.StringVar(&o.baseline, "baseline", "", "also measure `mcpseal run` of another mcpseal binary `BIN` (built from an earlier commit), in the same alternations, paired with this tree's: an A/B of a change; no target reads it")
 	wrap := flag.String("wrap", "", "run each measured stdio `mcpseal run` session under this command prefix (split at spaces; %N is DIR/session), e.g. valgrind's cachegrind for instruction counts; needs -cpuprofile DIR, which then gets no pprof profiles but each session's stderr")
 	flag.Parse()
 	o.wrap = strings.Fields(*wrap)
@@ -231,6 +233,9 @@ func run(o options) (*report, error) {
 			}
 			defer col.stop()
 			stdio = append(stdio, metricsPath(b, home), observedPath(b, home, col.url), againPath(b, home))
+		}
+		if o.baseline != "" {
+			stdio = append(stdio, baselinePath(o.baseline, b, home))
 		}
 	}
 	if o.only["http"] {

@@ -57,6 +57,15 @@ func againPath(b *binaries, home string) path {
 	return stdioPath("stdio.mcpseal-again", "mcpseal run, again (A/A)", argv, home, true, true)
 }
 
+// baselinePath is `mcpseal run` of another binary (-baseline), paired
+// with this tree's as the telemetry paths are: its ratio is the earlier
+// build's CPU and round trip over this one's, an A/B of what changed.
+func baselinePath(bin string, b *binaries, home string) path {
+	server := []string{b.sdkserver, b.defs}
+	argv := append([]string{bin, "run", "--name", "bench", "--"}, server...)
+	return stdioPath("stdio.mcpseal-baseline", "mcpseal run, -baseline binary", argv, home, true, true)
+}
+
 // metricsPath is `mcpseal run` with the Prometheus endpoint alone on.
 func metricsPath(b *binaries, home string) path {
 	server := []string{b.sdkserver, b.defs}

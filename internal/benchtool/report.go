@@ -82,6 +82,7 @@ var floors = map[string]string{
 	"stdio.mcpseal-observed": "stdio.mcpseal",
 	"stdio.mcpseal-metrics":  "stdio.mcpseal",
 	"stdio.mcpseal-again":    "stdio.mcpseal", // the A/A control: no target
+	"stdio.mcpseal-baseline": "stdio.mcpseal", // -baseline, an A/B: no target
 	"http.gateway-url":       "http.revproxy",
 	"http.gateway-cmd":       "http.bridge",
 }
@@ -211,30 +212,55 @@ func resolutionNotes(g *genResult, source string) []string {
 // run paired with itself. Its per-alternation CPU ratios are the spread a
 // paired ratio has when nothing differs; no target reads them.
 func controlNotes(g *genResult, source string) []string {
-	var again, run *pathResult
+	var notes []string
+	if q, ok := pairedSpread(g, "stdio.mcpseal-again", source); ok {
+		notes = append(notes, fmt.Sprintf("%s: A/A control, the same mcpseal run paired with itself: CPU %.2fx (alternations %.2fx to %.2fx), round trip %.2fx; a telemetry ratio is told from noise only by more than that",
+			g.Protocol, q.cpu, q.lo, q.hi, q.rt))
+	}
+	if q, ok := pairedSpread(g, "stdio.mcpseal-baseline", source); ok {
+		notes = append(notes, fmt.Sprintf("%s: A/B, the -baseline binary's run paired with this tree's: CPU %.2fx (alternations %.2fx to %.2fx, above 1 in %d of %d), round trip %.2fx; above 1, the baseline costs more",
+			g.Protocol, q.cpu, q.lo, q.hi, q.above, q.n, q.rt))
+	}
+	return notes
+}
+
+// spread is a path's paired ratios against plain run: the medians and the
+// per-alternation CPU range.
+type spread struct {
+	cpu, rt, lo, hi float64
+	above, n        int
+}
+
+func pairedSpread(g *genResult, key, source string) (spread, bool) {
+	var other, run *pathResult
 	for _, p := range g.Stdio {
 		switch p.Key {
-		case "stdio.mcpseal-again":
-			again = p
+		case key:
+			other = p
 		case "stdio.mcpseal":
 			run = p
 		}
 	}
-	if again == nil || run == nil {
-		return nil
+	if other == nil || run == nil {
+		return spread{}, false
 	}
 	var rs []float64
-	a, b := again.cpu(source), run.cpu(source)
+	a, b := other.cpu(source), run.cpu(source)
 	for i := range min(len(a), len(b)) {
 		if q := ratio(a[i], b[i]); !math.IsNaN(q) {
 			rs = append(rs, q)
 		}
 	}
 	if len(rs) == 0 {
-		return nil
+		return spread{}, false
 	}
-	return []string{fmt.Sprintf("%s: A/A control, the same mcpseal run paired with itself: CPU %.2fx (alternations %.2fx to %.2fx), round trip %.2fx; a telemetry ratio is told from noise only by more than that",
-		g.Protocol, float64(again.CPUVsFloor), slices.Min(rs), slices.Max(rs), float64(again.RoundTripVsFloor))}
+	q := spread{cpu: float64(other.CPUVsFloor), rt: float64(other.RoundTripVsFloor), lo: slices.Min(rs), hi: slices.Max(rs), n: len(rs)}
+	for _, r := range rs {
+		if r > 1 {
+			q.above++
+		}
+	}
+	return q, true
 }
 
 func (p *pathResult) isMcpseal() bool { _, ok := floors[p.Key]; return ok }

@@ -179,16 +179,7 @@ func TestTail(t *testing.T) {
 // TestControlIsNoTarget: the A/A control path is paired with plain run,
 // reported in a note with its spread, and judged by no target.
 func TestControlIsNoTarget(t *testing.T) {
-	mk := func(key string, cpu []float64) *pathResult {
-		p := &pathResult{Key: key, Proxy: true}
-		for _, c := range cpu {
-			p.RoundTripUS = append(p.RoundTripUS, num(400))
-			p.StartupMS = append(p.StartupMS, num(20))
-			p.CPUSchedUS = append(p.CPUSchedUS, num(c))
-			p.PeakRSSMiB = append(p.PeakRSSMiB, num(19))
-		}
-		return p
-	}
+	mk := pairedPath
 	g := &genResult{Protocol: "2026-07-28", Stdio: []*pathResult{
 		mk("stdio.relay", []float64{50, 50, 50}),
 		mk("stdio.mcpseal", []float64{100, 100, 100}),
@@ -206,4 +197,38 @@ func TestControlIsNoTarget(t *testing.T) {
 	if n := controlNotes(&genResult{Stdio: g.Stdio[:2]}, "sched"); n != nil {
 		t.Errorf("a note with no control path: %q", n)
 	}
+}
+
+// TestBaselineIsNoTarget: the -baseline path is paired with plain run,
+// reported in a note that says how often the baseline cost more, and
+// judged by no target.
+func TestBaselineIsNoTarget(t *testing.T) {
+	mk := pairedPath
+	g := &genResult{Protocol: "2026-07-28", Stdio: []*pathResult{
+		mk("stdio.relay", []float64{50, 50, 50}),
+		mk("stdio.mcpseal", []float64{100, 100, 100}),
+		mk("stdio.mcpseal-baseline", []float64{95, 110, 120}),
+	}}
+	summarise(g.Stdio, "sched")
+	with, without := targetsFor(g), targetsFor(&genResult{Protocol: g.Protocol, Stdio: g.Stdio[:2]})
+	if len(with) != len(without) {
+		t.Errorf("the baseline adds targets: %+v", with)
+	}
+	notes := controlNotes(g, "sched")
+	if len(notes) != 1 || !strings.Contains(notes[0], "CPU 1.10x (alternations 0.95x to 1.20x, above 1 in 2 of 3)") {
+		t.Errorf("baseline notes = %q", notes)
+	}
+}
+
+// pairedPath is a measured path with the CPU figures cpu, one per
+// alternation, and the same other figures in each.
+func pairedPath(key string, cpu []float64) *pathResult {
+	p := &pathResult{Key: key, Proxy: true}
+	for _, c := range cpu {
+		p.RoundTripUS = append(p.RoundTripUS, num(400))
+		p.StartupMS = append(p.StartupMS, num(20))
+		p.CPUSchedUS = append(p.CPUSchedUS, num(c))
+		p.PeakRSSMiB = append(p.PeakRSSMiB, num(19))
+	}
+	return p
 }
