@@ -58,10 +58,8 @@ type Log struct {
 	lastFile os.FileInfo
 	// line is a buffer for encoding one event, reused under mu.
 	line []byte
-	// batch is AppendAll's buffer, kept between batches (under mu), and
-	// prepared the events it is writing.
-	batch    []byte
-	prepared []Event
+	// batch is AppendAll's buffer, kept between batches (under mu).
+	batch []byte
 }
 
 // Open opens (creating it if needed) the audit log under home. It refuses
@@ -131,13 +129,7 @@ func (l *Log) AppendAll(es []Event) error {
 	defer l.mu.Unlock()
 	// Each event is checked and reduced once, here, before anything is
 	// written; writeTo only chains it.
-	ps := l.prepared[:0]
-	defer func() {
-		clear(ps) // no event's strings kept alive between batches
-		if cap(ps) <= maxKeptEvents {
-			l.prepared = ps[:0]
-		}
-	}()
+	ps := make([]Event, 0, len(es)) // one allocation a batch, none kept
 	for _, e := range es {
 		p, err := l.prepare(e)
 		if err != nil {
@@ -180,9 +172,6 @@ func (l *Log) AppendAll(es []Event) error {
 // full batch of calls' events (256 of about 300 bytes), not a burst of
 // large ones.
 const maxKeptBatch = 128 << 10
-
-// maxKeptEvents bounds the prepared events AppendAll keeps room for.
-const maxKeptEvents = 1024
 
 // prepare checks and reduces e for writing, its time set when it has
 // none; writeTo gives it its place in the chain.
