@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"sync"
 	"time"
 )
 
@@ -104,7 +105,16 @@ type ServerPolicy struct {
 	policy *Policy
 	server Server
 	levels []*rules // the server's entry when there is one, then defaults
+	// tools remembers what Tool resolved, by name, up to maxResolvedTools:
+	// a call asks for its tool's policy three or four times (the call's
+	// check, the hook, the result's check), and nothing it reads changes.
+	mu    sync.Mutex
+	tools map[string]ToolPolicy
 }
+
+// maxResolvedTools bounds ServerPolicy.tools: the tools a session calls,
+// not every name of a large listing (shaped once, each name once).
+const maxResolvedTools = 256
 
 // Server resolves the policy for s.
 func (p *Policy) Server(s Server) *ServerPolicy {
@@ -186,8 +196,28 @@ type ToolPolicy struct {
 	Subjects SubjectRule
 }
 
-// Tool resolves the policy for the tool named name.
+// Tool resolves the policy for the tool named name. It is safe for
+// concurrent use.
 func (sp *ServerPolicy) Tool(name string) ToolPolicy {
+	sp.mu.Lock()
+	tp, ok := sp.tools[name]
+	sp.mu.Unlock()
+	if ok {
+		return tp
+	}
+	tp = sp.resolveTool(name)
+	sp.mu.Lock()
+	if sp.tools == nil {
+		sp.tools = make(map[string]ToolPolicy)
+	}
+	if len(sp.tools) < maxResolvedTools {
+		sp.tools[name] = tp
+	}
+	sp.mu.Unlock()
+	return tp
+}
+
+func (sp *ServerPolicy) resolveTool(name string) ToolPolicy {
 	var tp ToolPolicy
 	tp.Withheld, tp.Reason = sp.access(name)
 	var buf [8]*toolRules // on the stack for the usual handful of levels

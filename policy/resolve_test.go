@@ -2,6 +2,9 @@ package policy
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,5 +107,39 @@ func TestDefaultPolicyAllowsEverything(t *testing.T) {
 	}
 	if sp.AllowWarn() || sp.ConfirmTimeout() != DefaultConfirmTimeout || sp.Listed() {
 		t.Error("default server policy is not the documented one")
+	}
+}
+
+// TestToolIsRememberedAsResolved: what Tool remembers is what resolving
+// gives, for names asked once and again, from several goroutines, and
+// past the bound (where it resolves every time).
+func TestToolIsRememberedAsResolved(t *testing.T) {
+	t.Parallel()
+	p := mustParse(t, `{"version": 1,
+	  "defaults": {"deny": ["d1"], "confirm_destructive": true, "tools": {"*": {"limits": {"result_bytes": 200}}, "a1": {"confirm": true}}},
+	  "servers": {"s": {"tools": {"a1": {"limits": {"calls_per_minute": 5}}}}}}`)
+	sp := p.Server(stdioServer("s"))
+	names := []string{"d1", "a1", "a2", "*"}
+	for i := range maxResolvedTools + 10 {
+		names = append(names, fmt.Sprintf("t%d", i))
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 2 {
+				for _, n := range names {
+					if got, want := sp.Tool(n), sp.resolveTool(n); !reflect.DeepEqual(got, want) {
+						t.Errorf("Tool(%q) = %+v, resolved %+v", n, got, want)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	sp.mu.Lock()
+	n := len(sp.tools)
+	sp.mu.Unlock()
+	if n != maxResolvedTools {
+		t.Errorf("%d tools remembered, want the bound %d", n, maxResolvedTools)
 	}
 }
