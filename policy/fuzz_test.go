@@ -180,6 +180,13 @@ func FuzzConfirmationAnswer(f *testing.F) {
 // on canonical objects.
 func FuzzCanonicalMember(f *testing.F) {
 	f.Add([]byte(`{"a":1,"annotations":{"x":[1,"}"]},"z":"\"annotations\""}`), "annotations")
+	// Keys that sort before the name as characters but not as bytes, or
+	// the other way round: escapes, and UTF-8 against UTF-16 order.
+	f.Add([]byte(`{"a\"z":1,"a\u0001":2,"annotations":3,"b":4}`), "annotations")
+	f.Add([]byte(`{"\ud800\udc00":1,"\uffff":2}`), "\uffff")
+	f.Add([]byte(`{"\ud800\udc00":1,"\uffff":2}`), "\ufffe")
+	f.Add([]byte(`{"A":1,"[":2,"\\":3,"]":4,"annotations":5,"\u00e9":6}`), "]")
+	f.Add([]byte(`{"description":"d","name":"n"}`), "annotations")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		if strings.ContainsFunc(name, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) {
 			return // canonical JSON escapes these in a key

@@ -156,9 +156,24 @@ func FoldKey(s string) string {
 // not contain '"', '\\' or a character below U+0020: canonical JSON
 // escapes no other character, so such a name matches its key byte for
 // byte.
+//
+// Canonical keys come sorted (by UTF-16 code units), so when name is ASCII
+// above '\\' (lowercase names such as "annotations") the scan
+// stops at the first key whose bytes sort after name's: a key's bytes and
+// its characters then order the same against name. (An escape starts with
+// '\\' and stands for a character below U+0020, '"' or '\\', all below
+// name's bytes; a UTF-8 sequence stands for a character above U+007F,
+// above them. Between two characters above U+007F, UTF-8 and UTF-16 order
+// differ, hence ASCII.) FuzzCanonicalMember holds it to decoding.
 func canonicalMember(c []byte, name string) []byte {
 	if len(c) < 2 || c[0] != '{' {
 		return nil
+	}
+	stops := true
+	for i := 0; i < len(name); i++ {
+		if name[i] <= '\\' || name[i] >= utf8.RuneSelf {
+			stops = false
+		}
 	}
 	for i := 1; i < len(c) && c[i] == '"'; {
 		kEnd := skipJSONString(c, i)
@@ -166,6 +181,9 @@ func canonicalMember(c []byte, name string) []byte {
 			return nil
 		}
 		key := c[i+1 : kEnd-1]
+		if stops && string(key) > name {
+			return nil
+		}
 		vStart := kEnd + 1
 		vEnd := skipJSONValue(c, vStart)
 		if vEnd < 0 {
