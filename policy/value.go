@@ -164,7 +164,11 @@ func FoldKey(s string) string {
 // '\\' and stands for a character below U+0020, '"' or '\\', all below
 // name's bytes; a UTF-8 sequence stands for a character above U+007F,
 // above them. Between two characters above U+007F, UTF-8 and UTF-16 order
-// differ, hence ASCII.) FuzzCanonicalMember holds it to decoding.
+// differ, hence ASCII.) FuzzCanonicalMember holds it to decoding. Its
+// inputs are canonical: contract.NewDefinition's, and a pin record's,
+// which mcpseal wrote from them and the event chain guards. Were keys ever
+// unsorted, a missed "annotations" reads as no hints: destructive, so a
+// call is confirmed, not waved through.
 func canonicalMember(c []byte, name string) []byte {
 	if len(c) < 2 || c[0] != '{' {
 		return nil
