@@ -275,8 +275,8 @@ func firstCause(cs []*jsonschema.ValidationError) *jsonschema.ValidationError {
 }
 
 // violation turns a validation error into a refusal naming the first
-// failing leaf (firstCause): its instance location as a safe JSON pointer and its
-// keyword. For "required" the least missing member, and for
+// failing leaf (firstCause): its instance location as a safe JSON pointer
+// and its keyword. For "required" the least missing member, and for
 // "additionalProperties" the least unexpected one, is appended to the
 // pointer, so the model can fix its call.
 func violation(err error, tool, reason string, k Kind) *Refusal {
