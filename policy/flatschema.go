@@ -1,6 +1,10 @@
 package policy
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+	"sync/atomic"
+)
 
 // This file is a shortcut for the commonest inputSchema: an object whose
 // named members have a JSON type each, some of them required, and
@@ -21,7 +25,13 @@ type flatSchema struct {
 	members  map[string]flatMember
 	required uint64 // a bit per required name
 	closed   bool   // "additionalProperties": false
+	// meta is a copy of the last params._meta value the strict pass
+	// proved I-JSON with no names equal up to case (see knownMeta).
+	meta atomic.Pointer[[]byte]
 }
+
+// maxMetaMemo bounds the _meta value the shortcut remembers.
+const maxMetaMemo = 2 << 10
 
 type flatMember struct {
 	types    flatTypes // what the value may be; 0: anything
@@ -217,6 +227,9 @@ func (f *flatSchema) valid(params []byte) bool {
 	}
 	var seen uint64
 	err := d.members(0, func(k []byte) error {
+		if string(k) == "_meta" {
+			return f.skipMeta(&d)
+		}
 		if string(k) != "arguments" {
 			return d.skip(1)
 		}
@@ -248,4 +261,33 @@ func (f *flatSchema) valid(params []byte) bool {
 	}
 	d.space()
 	return d.i == len(d.d) && seen == f.required
+}
+
+// skipMeta is d.skip(1) for the value of params._meta, which a 2026-07-28
+// client sends byte for byte the same with every request (its protocol
+// version, capabilities and clientInfo): the strict pass over it was most
+// of the shortcut's cost. An object whose bytes are those of the last
+// _meta the pass proved I-JSON without two names equal up to case is
+// passed over without reading it again: a JSON object ends at its own
+// closing brace, and the pass reads nothing past it, so the same bytes at
+// the same depth are judged the same way. Any other value is read in full
+// and, when it passes and is an object of at most maxMetaMemo bytes,
+// remembered in place of the last.
+func (f *flatSchema) skipMeta(d *strictDecoder) error {
+	d.space()
+	if m := f.meta.Load(); m != nil && bytes.HasPrefix(d.d[d.i:], *m) {
+		d.i += len(*m)
+		return nil
+	}
+	start, folded := d.i, d.folded
+	d.folded = false
+	if err := d.skip(1); err != nil {
+		return err
+	}
+	if v := d.d[start:d.i]; !d.folded && v[0] == '{' && len(v) <= maxMetaMemo {
+		m := bytes.Clone(v)
+		f.meta.Store(&m)
+	}
+	d.folded = d.folded || folded
+	return nil
 }

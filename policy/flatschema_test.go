@@ -247,3 +247,66 @@ func TestShortcutAtTheRequiredLimit(t *testing.T) {
 		}
 	}
 }
+
+// echoSchema is the echo tool's inputSchema.
+const echoSchema = `{"type":"object","properties":{"text":{"type":"string","description":"Text to repeat"}},"required":["text"]}`
+
+// metaMemoCases are params pairs for the _meta memo: a first call that
+// leaves a _meta remembered, and a second judged after it.
+var metaMemoCases = []struct{ prior, params string }{
+	{`{"_meta":{"a":1},"arguments":{"text":"x"}}`, `{"_meta":{"a":1},"arguments":{"text":"x"}}`},
+	{`{"_meta":{"a":1},"arguments":{"text":"x"}}`, `{"_meta":{"a":1}x,"arguments":{"text":"x"}}`},
+	{`{"_meta":{"a":1},"arguments":{"text":"x"}}`, `{"_meta":{"a":1},"_META":{},"arguments":{"text":"x"}}`},
+	{`{"_meta":{"a":1},"arguments":{"text":"x"}}`, `{"_meta":{"a":1},"_meta":{"a":1},"arguments":{"text":"x"}}`},
+	{`{"_meta":{"a":1},"arguments":{"text":"x"}}`, `{"_meta":{"a":1,"a":2},"arguments":{"text":"x"}}`},
+	{`{"_meta":{"a":1},"arguments":{"text":"x"}}`, `{"_meta":{"a":1}`},
+	{`{"_meta":{"a":1},"arguments":{"text":"x"}}`, `{"_meta":{"a":1},"arguments":{"text":1}}`},
+	{`{"_meta":{"a":1,"A":2},"arguments":{"text":"x"}}`, `{"_meta":{"a":1,"A":2},"arguments":{"text":"x"}}`},
+	{`{"_meta":{"a":"\ud800"},"arguments":{"text":"x"}}`, `{"_meta":{"a":"\ud800"},"arguments":{"text":"x"}}`},
+	{`{"_meta":"s","arguments":{"text":"x"}}`, `{"_meta":"s","arguments":{"text":"x"}}`},
+	{`{"_meta":{"k":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}},"arguments":{"text":"x"}}`, `{"_meta":{"k":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}} ,"arguments":{"text":"x"}}`},
+	{`{"_meta":{},"arguments":{"text":"x"}}`, `{"_meta":{}}`},
+}
+
+// TestMetaMemoJudgesAsTheStrictPass: a shortcut that remembers a _meta
+// judges every later params exactly as one that never saw a call.
+func TestMetaMemoJudgesAsTheStrictPass(t *testing.T) {
+	t.Parallel()
+	for _, c := range metaMemoCases {
+		fresh, memo := compileFlat([]byte(echoSchema)), compileFlat([]byte(echoSchema))
+		memo.valid([]byte(c.prior))
+		if got, want := memo.valid([]byte(c.params)), fresh.valid([]byte(c.params)); got != want {
+			t.Errorf("after %s: valid(%s) = %v, without the memo %v", c.prior, c.params, got, want)
+		}
+	}
+	// The memo is used: a remembered _meta is not read again.
+	flat := compileFlat([]byte(echoSchema))
+	params := []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"text":"x"}}`)
+	if !flat.valid(params) || flat.meta.Load() == nil || string(*flat.meta.Load()) != `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}` {
+		t.Fatalf("the _meta of a valid call was not remembered")
+	}
+	// Nor is a _meta with two names equal up to case, or one past the bound.
+	for _, p := range []string{`{"_meta":{"a":1,"A":1},"arguments":{"text":"x"}}`,
+		`{"_meta":{"a":"` + strings.Repeat("x", maxMetaMemo) + `"},"arguments":{"text":"x"}}`} {
+		flat := compileFlat([]byte(echoSchema))
+		flat.valid([]byte(p))
+		if flat.meta.Load() != nil {
+			t.Errorf("remembered the _meta of %.60s", p)
+		}
+	}
+}
+
+// FuzzMetaMemoIsTheStrictPass: whatever _meta a first call left
+// remembered, a second params gets the verdict it gets with none.
+func FuzzMetaMemoIsTheStrictPass(f *testing.F) {
+	for _, c := range metaMemoCases {
+		f.Add([]byte(c.prior), []byte(c.params))
+	}
+	f.Fuzz(func(t *testing.T, prior, params []byte) {
+		fresh, memo := compileFlat([]byte(echoSchema)), compileFlat([]byte(echoSchema))
+		memo.valid(prior)
+		if got, want := memo.valid(params), fresh.valid(params); got != want {
+			t.Fatalf("after %q: valid(%q) = %v, without the memo %v", prior, params, got, want)
+		}
+	})
+}
