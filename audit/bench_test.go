@@ -41,3 +41,26 @@ func BenchmarkAppendBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/event")
 }
+
+// BenchmarkLine is the CPU of one call event's line without the file: it
+// checked and reduced (prepare), encoded and hashed, as AppendAll does for
+// each event of a batch.
+func BenchmarkLine(b *testing.B) {
+	e := callEvent(1)
+	e.Contract = testDigest
+	var (
+		line []byte
+		sn   seen
+	)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := prepareSeen(e, 2, zeroHash, &sn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if line, err = encodeTo(line[:0], &p, &sn); err != nil {
+			b.Fatal(err)
+		}
+		_ = lineHash(line)
+	}
+}

@@ -69,3 +69,128 @@ func TestSubjectIsReducedAndJTIMustBeADigest(t *testing.T) {
 		t.Fatal("a jti that is not a digest was accepted")
 	}
 }
+
+// TestWordChecksAreTheirByteRules: plainString and isHex, which read
+// eight bytes at a time, agree with their byte rules for every byte value
+// at every place of strings one to seventeen bytes long.
+func TestWordChecksAreTheirByteRules(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= 17; n++ {
+		for pos := range n {
+			for c := range 256 {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = byte(c)
+				checkWordRules(t, string(b))
+				b[(pos+1)%n] = byte(255 - c) // a second odd byte: borrows and carries between them
+				checkWordRules(t, string(b))
+			}
+		}
+	}
+}
+
+func FuzzWordChecks(f *testing.F) {
+	for _, s := range []string{"", "0123456789abcdef", "0123456789abcdeF", "\x7f\x00\x1f\x20\"\\", "é", "abcdefgh/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkWordRules(t, s) })
+}
+
+func checkWordRules(t *testing.T, s string) {
+	t.Helper()
+	plain, hexOK := true, true
+	for i := 0; i < len(s); i++ {
+		plain = plain && plainByte(s[i])
+		hexOK = hexOK && hexByte(s[i])
+	}
+	if plainString(s) != plain {
+		t.Fatalf("plainString(%q) = %v, its byte rule %v", s, !plain, plain)
+	}
+	if isHex(s, len(s)) != hexOK {
+		t.Fatalf("isHex(%q) = %v, its byte rule %v", s, !hexOK, hexOK)
+	}
+}
+
+// TestByteRulesAreEncodingJSONs: what plainByte takes encoding/json
+// writes unescaped (with SetEscapeHTML off; DEL too, which plainByte
+// leaves to encoding/json itself), and hexByte is lowercase hex.
+func TestByteRulesAreEncodingJSONs(t *testing.T) {
+	t.Parallel()
+	for c := range 128 {
+		e := Event{V: 1, Seq: 1, Op: OpCall, Outcome: Allowed, Label: string(rune(c)), Prev: "p"}
+		line, err := encodeJSON(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unescaped := bytes.Contains(line, []byte(`"label":"`+string(rune(c))+`"`)); plainByte(byte(c)) && !unescaped || !plainByte(byte(c)) && unescaped != (c == 0x7f) {
+			t.Errorf("byte %#x: encoding/json writes it unescaped: %v, plainByte %v", c, unescaped, plainByte(byte(c)))
+		}
+		if want := strings.IndexByte("0123456789abcdef", byte(c)) >= 0; hexByte(byte(c)) != want {
+			t.Errorf("hexByte(%#x) = %v", c, !want)
+		}
+	}
+}
+
+// checkSeen prepares and encodes first, then then, with one seen, and
+// then alone: the two must come out the same, error for error and byte
+// for byte.
+func checkSeen(t *testing.T, first, then Event) {
+	t.Helper()
+	var sn seen
+	if p, err := prepareSeen(first, 3, zeroHash, &sn); err == nil {
+		_, _ = encodeTo(nil, &p, &sn)
+	}
+	p1, err1 := prepareSeen(then, 4, zeroHash, &sn)
+	p2, err2 := prepare(then, 4, zeroHash)
+	if (err1 == nil) != (err2 == nil) || p1 != p2 {
+		t.Fatalf("after %+v: prepare(%+v) = %+v, %v; without memory %+v, %v", first, then, p1, err1, p2, err2)
+	}
+	if err1 != nil {
+		return
+	}
+	l1, e1 := encodeTo(nil, &p1, &sn)
+	l2, e2 := encodeTo(nil, &p2, nil)
+	if (e1 == nil) != (e2 == nil) || !bytes.Equal(l1, l2) {
+		t.Fatalf("after %+v: line %s, %v; without memory %s, %v", first, l1, e1, l2, e2)
+	}
+}
+
+// TestSeenChangesNothing: what a Log remembers of the events before never
+// changes how the next is checked, reduced or written.
+func TestSeenChangesNothing(t *testing.T) {
+	t.Parallel()
+	seeds := encodeSeeds()
+	d := seeds[0].Digest
+	odd := []func(*Event){
+		func(e *Event) { e.Digest = strings.ToUpper(d) },
+		func(e *Event) { e.Server = "0123456789ABCDEF" },
+		func(e *Event) { e.Label = e.Label + "\n" },
+		func(e *Event) { e.Tool = "read graph\u202e" },
+		func(e *Event) { e.Code = strings.Repeat("c", maxCodeLen+1) },
+		func(e *Event) { e.Subject = "alice smith" },
+		func(e *Event) { e.Contract = d[:63] + "g" },
+		func(e *Event) { e.Label = "" },
+	}
+	for _, first := range seeds {
+		for _, then := range seeds {
+			checkSeen(t, first, then)
+			for _, f := range odd {
+				e := first
+				f(&e)
+				checkSeen(t, first, e)
+				checkSeen(t, e, first)
+			}
+		}
+	}
+}
+
+func FuzzSeen(f *testing.F) {
+	for _, e := range encodeSeeds() {
+		f.Add(e.Label, e.Tool, e.Code, e.Digest, e.Server, e.Subject, "memory", "echo", "", e.Digest, e.Server, "")
+	}
+	f.Fuzz(func(t *testing.T, label, tool, code, digest, server, subject, label2, tool2, code2, digest2, server2, subject2 string) {
+		ev := func(label, tool, code, digest, server, subject string) Event {
+			return Event{Time: time.Unix(1800000000, 5).UTC(), Op: OpCall, Outcome: Allowed, Label: label, Tool: tool, Code: code, Digest: digest, Server: server, Subject: subject}
+		}
+		checkSeen(t, ev(label, tool, code, digest, server, subject), ev(label2, tool2, code2, digest2, server2, subject2))
+	})
+}

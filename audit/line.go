@@ -30,6 +30,11 @@ var zeroHash = strings.Repeat("0", 64)
 // prepare checks e and reduces its text fields, for writing as event seq
 // after prev.
 func prepare(e Event, seq int64, prev string) (Event, error) {
+	return prepareSeen(e, seq, prev, nil)
+}
+
+// prepareSeen is prepare with what a Log saw before (nil: nothing).
+func prepareSeen(e Event, seq int64, prev string, sn *seen) (Event, error) {
 	switch e.Op {
 	case OpConnect, OpList, OpCall, OpConfirm, OpDrift, OpWithhold, OpPrune, OpGap:
 	default:
@@ -40,11 +45,11 @@ func prepare(e Event, seq int64, prev string) (Event, error) {
 	default:
 		return e, invalid("unknown outcome")
 	}
-	if e.Server != "" && !isHex(e.Server, 16) {
+	if e.Server != "" && !sn.check(seenServer, e.Server, func(s string) bool { return isHex(s, 16) }) {
 		return e, invalid("server is not a 16-hex id")
 	}
-	for _, d := range []string{e.Digest, e.Contract, e.Receipt, e.JTI} {
-		if d != "" && !isHex(d, 64) {
+	for i, d := range [...]string{e.Digest, e.Contract, e.Receipt, e.JTI} {
+		if d != "" && !sn.check(seenDigest+i, d, isDigest) {
 			return e, invalid("a digest is not 64 lowercase hex characters")
 		}
 	}
@@ -57,16 +62,78 @@ func prepare(e Event, seq int64, prev string) (Event, error) {
 	e.V, e.Seq, e.Prev = 1, seq, prev
 	e.Time = e.Time.UTC()
 	if e.Tool != "" {
-		e.Tool = contract.SafeName(e.Tool)
+		e.Tool = sn.reduce(seenTool, e.Tool, contract.SafeName)
 	}
-	e.Label = reduce(e.Label, maxLabelLen, " []")
-	e.Stage = reduce(e.Stage, maxCodeLen, "")
-	e.Code = reduce(e.Code, maxCodeLen, "")
-	e.Provider = reduce(e.Provider, maxCodeLen, "")
-	e.Subject = ReduceSubject(e.Subject)
-	e.Issuer = reduce(e.Issuer, maxIssuerLen, "")
-	e.Client = ReduceSubject(e.Client)
+	e.Label = sn.reduce(seenLabel, e.Label, reduceLabel)
+	e.Stage = sn.reduce(seenStage, e.Stage, reduceCode)
+	e.Code = sn.reduce(seenCode, e.Code, reduceCode)
+	e.Provider = sn.reduce(seenProvider, e.Provider, reduceCode)
+	e.Subject = sn.reduce(seenSubject, e.Subject, ReduceSubject)
+	e.Issuer = sn.reduce(seenIssuer, e.Issuer, reduceIssuer)
+	e.Client = sn.reduce(seenClient, e.Client, ReduceSubject)
 	return e, nil
+}
+
+func isDigest(s string) bool       { return isHex(s, 64) }
+func reduceLabel(s string) string  { return reduce(s, maxLabelLen, " []") }
+func reduceCode(s string) string   { return reduce(s, maxCodeLen, "") }
+func reduceIssuer(s string) string { return reduce(s, maxIssuerLen, "") }
+
+// seen remembers, per field, the last value that passed a check or that
+// reducing left as it was. A session writes the same server, label,
+// tool, digests and codes on every event, and comparing a string with the
+// one before (most often the same bytes at the same address, which Go
+// compares at once) costs less than reading it again. A value that
+// differs is checked in full. Only the Log's own goroutine, under its
+// lock, uses one; a nil *seen remembers nothing.
+type seen struct{ v [seenFields]string }
+
+// The fields seen tracks: prepare's checks and reductions, then
+// appendLine's plain-string test, each for its own fields.
+const (
+	seenServer = iota
+	seenDigest // and Contract, Receipt, JTI after it
+	_
+	_
+	_
+	seenTool
+	seenLabel
+	seenStage
+	seenCode
+	seenProvider
+	seenSubject
+	seenIssuer
+	seenClient
+	seenPlain  // appendLine's strings, in its order
+	seenFields = seenPlain + plainFields
+)
+
+// check reports ok(s), from memory when s is the value field last passed
+// with.
+func (sn *seen) check(field int, s string, ok func(string) bool) bool {
+	if sn != nil && s == sn.v[field] && s != "" {
+		return true
+	}
+	if !ok(s) {
+		return false
+	}
+	if sn != nil {
+		sn.v[field] = s
+	}
+	return true
+}
+
+// reduce is reduced(s), which is s itself when s is the value field last
+// reduced to itself.
+func (sn *seen) reduce(field int, s string, reduced func(string) string) string {
+	if s == "" || sn != nil && s == sn.v[field] {
+		return s
+	}
+	r := reduced(s)
+	if sn != nil && r == s {
+		sn.v[field] = s
+	}
+	return r
 }
 
 // maxSubjectLen bounds a subject or client id.
@@ -138,11 +205,12 @@ func kept(s string, limit int, extra string) bool {
 // (encodeJSON), written by hand for the events a session writes on every
 // call (appendLine; TestEncodeMatchesEncodingJSON and FuzzEncode hold the
 // two to the same bytes), and by encoding/json for anything else.
-func encode(e *Event) ([]byte, error) { return encodeTo(make([]byte, 0, 320), e) }
+func encode(e *Event) ([]byte, error) { return encodeTo(make([]byte, 0, 320), e, nil) }
 
-// encodeTo is encode appending to dst.
-func encodeTo(dst []byte, e *Event) ([]byte, error) {
-	if line, ok := appendLine(dst, e); ok {
+// encodeTo is encode appending to dst, with what a Log saw before (nil:
+// nothing).
+func encodeTo(dst []byte, e *Event, sn *seen) ([]byte, error) {
+	if line, ok := appendLine(dst, e, sn); ok {
 		return line, nil
 	}
 	ev := *e // e itself does not escape: a call's events stay on the stack
@@ -156,12 +224,12 @@ func encodeTo(dst []byte, e *Event) ([]byte, error) {
 // appendLine appends e as encoding/json writes it, for an event whose
 // strings need no escaping and whose time encoding/json writes as
 // RFC 3339; ok is false for any other.
-func appendLine(b []byte, e *Event) ([]byte, bool) {
+func appendLine(b []byte, e *Event, sn *seen) ([]byte, bool) {
 	if e.Anchor != nil || e.Time.Year() < 0 || e.Time.Year() > 9999 {
 		return nil, false
 	}
-	for _, s := range []string{string(e.Op), string(e.Outcome), e.Server, e.Label, e.Tool, e.Stage, e.Code, e.Provider, e.Digest, e.Contract, e.Receipt, e.Subject, e.Issuer, e.Client, e.JTI, e.Prev} {
-		if !plainString(s) {
+	for i, s := range [plainFields]string{string(e.Op), string(e.Outcome), e.Server, e.Label, e.Tool, e.Stage, e.Code, e.Provider, e.Digest, e.Contract, e.Receipt, e.Subject, e.Issuer, e.Client, e.JTI, e.Prev} {
+		if !sn.check(seenPlain+i, s, plainString) {
 			return nil, false
 		}
 	}
@@ -199,15 +267,51 @@ func appendLine(b []byte, e *Event) ([]byte, bool) {
 	return append(b, `"}`...), true
 }
 
+// plainFields are the strings appendLine writes.
+const plainFields = 16
+
 // plainString reports whether encoding/json writes s as it is, between
-// quotes: printable ASCII without '"' and '\'.
+// quotes: printable ASCII without '"' and '\'. It reads eight bytes at a
+// time (every event's fields pass through it); plainByte is the rule.
 func plainString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !plainWord(load8(s[i:])) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if !plainByte(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+func plainByte(c byte) bool { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\' }
+
+// Bytes of a word, for the tests below (Bit Twiddling Hacks, "determine
+// if a word has a byte less than n" and "... equal to n"): each is
+// nonzero exactly when some byte of the word is as said.
+const (
+	ones = 0x0101010101010101
+	high = 0x8080808080808080
+)
+
+// plainWord is plainByte for each of the eight bytes of x.
+func plainWord(x uint64) bool {
+	return x&high == 0 && // ASCII
+		(x-ones*0x20)&^x&high == 0 && // no control character
+		hasZeroByte(x^(ones*'"')) == 0 && hasZeroByte(x^(ones*'\\')) == 0 && hasZeroByte(x^(ones*0x7f)) == 0
+}
+
+func hasZeroByte(x uint64) uint64 { return (x - ones) &^ x & high }
+
+// load8 is the first eight bytes of s, little-endian.
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // encodeJSON is encode by encoding/json.
@@ -259,10 +363,31 @@ func isHex(s string, n int) bool {
 	if len(s) != n {
 		return false
 	}
-	for _, c := range []byte(s) {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !hexWord(load8(s[i:])) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if !hexByte(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+func hexByte(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+// hexWord is hexByte for each of the eight bytes of x: ASCII, and each
+// byte either a digit ('0'..'9' is 0x30..0x39) or 'a'..'f' (0x61..0x66).
+// Adding 0x80-n to a byte below 0x80 sets its high bit exactly when it is
+// at least n, without a carry into the next byte.
+func hexWord(x uint64) bool {
+	if x&high != 0 {
+		return false
+	}
+	digit := (x + ones*(0x80-0x30)) &^ (x + ones*(0x80-0x3a)) // >= '0' and < ':'
+	lower := (x + ones*(0x80-0x61)) &^ (x + ones*(0x80-0x67)) // >= 'a' and < 'g'
+	return (digit|lower)&high == high
 }

@@ -62,6 +62,8 @@ type Log struct {
 	// prepared the events it is writing.
 	batch    []byte
 	prepared []Event
+	// seen is what prepare and the encoder checked last, under mu.
+	seen seen
 }
 
 // Open opens (creating it if needed) the audit log under home. It refuses
@@ -193,7 +195,7 @@ func (l *Log) prepare(e Event) (Event, error) {
 	if e.Time.IsZero() {
 		e.Time = l.opts.Now()
 	}
-	return prepare(e, 1, zeroHash)
+	return prepareSeen(e, 1, zeroHash, &l.seen)
 }
 
 // recordGap writes a gap event when the head says the log held more, or
@@ -234,7 +236,7 @@ func (l *Log) write(t *tip, e Event) error {
 // MaxFileBytes it writes buf out, then rotates and prunes, first.
 func (l *Log) writeTo(t *tip, p Event, buf *[]byte) error {
 	p.Seq, p.Prev = t.seq+1, t.hash
-	line, err := encodeTo(l.line[:0], &p)
+	line, err := encodeTo(l.line[:0], &p, &l.seen)
 	if err != nil {
 		return invalid("the time cannot be encoded")
 	}
