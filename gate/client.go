@@ -132,7 +132,7 @@ func (s *Session) fromClientIdle(m jsonrpc.Message, frame []byte) {
 	if !s.admitRequest(m) {
 		return
 	}
-	meta, _, err := parseModernMetaObject(m.Params, s.metaCache)
+	meta, _, err := parseModernMetaObject(m.Params, &s.metaCache)
 	if err != nil {
 		s.refuseUnreadable(m.ID)
 		return
@@ -210,7 +210,7 @@ func (s *Session) fromClientOpen(m jsonrpc.Message, frame []byte) {
 	)
 	if !s.legacy {
 		var err error
-		if meta, params, err = parseModernMetaObject(m.Params, s.metaCache); err != nil {
+		if meta, params, err = parseModernMetaObject(m.Params, &s.metaCache); err != nil {
 			s.refuseUnreadable(m.ID)
 			return
 		}
@@ -524,8 +524,12 @@ func (s *Session) release(result []byte) {
 // requests declare:
 // a client sends the same _meta with every request, and reading its
 // capabilities and building its key each time cost a call more than the
-// rest of the lookup.
-type metaCache map[string]*modernMeta
+// rest of the lookup. last is the raw _meta added last: params are read
+// knowing it (readObjectKnowing), so the same _meta is not read again.
+type metaCache struct {
+	byRaw map[string]*modernMeta
+	last  string
+}
 
 // maxMetaCache bounds it; a client has one set of capabilities.
 const maxMetaCache = 32
@@ -535,11 +539,15 @@ const maxMetaCache = 32
 // version, and an error when params, _meta or the facts in it cannot be
 // read unambiguously; and params as read, for the caller's further
 // lookups. cache, when not nil, remembers what earlier requests declared.
-func parseModernMetaObject(params []byte, cache metaCache) (*modernMeta, object, error) {
+func parseModernMetaObject(params []byte, cache *metaCache) (*modernMeta, object, error) {
 	if params == nil {
 		return nil, nil, nil
 	}
-	po, err := readObject(params)
+	var last string
+	if cache != nil {
+		last = cache.last
+	}
+	po, err := readObjectKnowing(params, "_meta", last)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -547,7 +555,7 @@ func parseModernMetaObject(params []byte, cache metaCache) (*modernMeta, object,
 	if err != nil || !ok {
 		return nil, po, err
 	}
-	if c := cache[string(metaRaw)]; c != nil {
+	if c := cache.get(string(metaRaw)); c != nil {
 		// Byte for byte the _meta of a request before (a client sends
 		// the same with every request): read the same way.
 		mm := *c
@@ -570,7 +578,7 @@ func parseModernMetaObject(params []byte, cache metaCache) (*modernMeta, object,
 		return nil, nil, err
 	}
 	ck := "\x00" + pv + "\x00" + string(caps) // no _meta object starts with a NUL
-	if c := cache[ck]; c != nil {
+	if c := cache.get(ck); c != nil {
 		// The same facts as a request before: share what was read of
 		// them; clientInfo (sent on to the server) is this request's own.
 		mm := *c
@@ -586,21 +594,31 @@ func parseModernMetaObject(params []byte, cache metaCache) (*modernMeta, object,
 	}
 	mm.profile()
 	if cache != nil {
-		if len(cache) >= maxMetaCache {
-			clear(cache)
+		if len(cache.byRaw) >= maxMetaCache {
+			clear(cache.byRaw)
 		}
 		c := *mm
 		c.capabilities = append([]byte(nil), caps...) // frames are not kept
 		c.clientInfo = nil
-		cache[ck] = &c
+		cache.byRaw[ck] = &c
 		whole := c
 		whole.clientInfo = append([]byte(nil), clientInfo...)
 		if clientInfo == nil {
 			whole.clientInfo = nil
 		}
-		cache[string(metaRaw)] = &whole
+		raw := string(metaRaw)
+		cache.byRaw[raw] = &whole
+		cache.last = raw
 	}
 	return mm, po, nil
+}
+
+// get is what cache remembers under key (nil for a nil cache).
+func (cache *metaCache) get(key string) *modernMeta {
+	if cache == nil {
+		return nil
+	}
+	return cache.byRaw[key]
 }
 
 // initializeFacts reads what a legacy initialize declares: the protocol

@@ -407,7 +407,7 @@ func New(cfg Config) *Session {
 		caps:            make(map[string][]string),
 		lastUse:         make(map[string]uint64),
 		obs:             make(map[string]pin.Observation),
-		metaCache:       make(metaCache),
+		metaCache:       metaCache{byRaw: make(map[string]*modernMeta)},
 		asks:            make(map[string]string),
 		asked:           make(map[string]*askedCall),
 		serverReqs:      make(map[string]struct{}),

@@ -39,8 +39,12 @@ func lookup(obj []byte, key string) (value []byte, present bool, err error) {
 // names refused) for several lookups.
 type object []jsonrpc.Member
 
-func readObject(raw []byte) (object, error) {
-	ms, err := jsonrpc.Members(raw)
+func readObject(raw []byte) (object, error) { return readObjectKnowing(raw, "", "") }
+
+// readObjectKnowing is readObject told that member name's value is often
+// known (jsonrpc.MembersKnowing).
+func readObjectKnowing(raw []byte, name, known string) (object, error) {
+	ms, err := jsonrpc.MembersKnowing(raw, name, known)
 	if err != nil {
 		return nil, errUnreadable
 	}

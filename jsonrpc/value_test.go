@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -255,4 +256,67 @@ func TestLookupUnaliased(t *testing.T) {
 	if err := LookupUnaliased([]byte(`{"traceparent":"a","_meta":{"x":1}}`), names, v); err != nil || string(v[0]) != `"a"` || string(v[1]) != `{"x":1}` || v[2] != nil {
 		t.Errorf("exact names: %q, %v", v, err)
 	}
+}
+
+// membersKnowingCases: an object read first, whose _meta is then known,
+// and one read knowing it.
+var membersKnowingCases = []struct{ prior, obj string }{
+	{`{"_meta":{"a":1},"x":2}`, `{"_meta":{"a":1},"x":2}`},
+	{`{"_meta":{"a":1},"x":2}`, `{"x":2, "_meta": {"a":1} }`},
+	{`{"_meta":{"a":1}}`, `{"_meta":{"a":1}}}`},
+	{`{"_meta":{"a":1}}`, `{"_meta":{"a":1}`},
+	{`{"_meta":{"a":1}}`, `{"_meta":{"a":1},"_meta":{"a":1}}`},
+	{`{"_meta":{"a":1}}`, `{"_meta":{"a":1}x}`},
+	{`{"_meta":{"a":1}}`, `{"\u005fmeta":{"a":1}}`},
+	{`{"_meta":{"a":1}}`, `{"_META":{"a":1}}`},
+	{`{"_meta":{"a":"\u00e9"}}`, `{"_meta":{"a":"\u00e9"},"b":[1,2]}`},
+	{`{"_meta":"s"}`, `{"_meta":"s"}`},
+	{`{"_meta":1}`, `{"_meta":12}`},
+	{`{"_meta":{}}`, `{"_meta":{}, "_meta":{}}`},
+}
+
+// checkMembersKnowing reads prior, takes its _meta as known, and checks
+// that MembersKnowing reads obj exactly as Members does.
+func checkMembersKnowing(t *testing.T, prior, obj []byte) {
+	t.Helper()
+	var known string
+	if ms, err := Members(prior); err == nil {
+		for _, m := range ms {
+			if m.Key == "_meta" {
+				known = string(m.Value)
+			}
+		}
+	}
+	got, gerr := MembersKnowing(obj, "_meta", known)
+	want, werr := Members(obj)
+	if fmt.Sprint(gerr) != fmt.Sprint(werr) || len(got) != len(want) {
+		t.Fatalf("knowing %q: MembersKnowing(%q) = %d members, %v; Members %d, %v", known, obj, len(got), gerr, len(want), werr)
+	}
+	for i := range got {
+		if got[i].Key != want[i].Key || !bytes.Equal(got[i].Value, want[i].Value) {
+			t.Fatalf("knowing %q: MembersKnowing(%q) member %d = %q: %q; Members %q: %q", known, obj, i, got[i].Key, got[i].Value, want[i].Key, want[i].Value)
+		}
+	}
+}
+
+// TestMembersKnowingIsMembers: knowing a member's value changes nothing
+// that is read.
+func TestMembersKnowingIsMembers(t *testing.T) {
+	t.Parallel()
+	for _, c := range membersKnowingCases {
+		checkMembersKnowing(t, []byte(c.prior), []byte(c.obj))
+	}
+}
+
+func FuzzMembersKnowing(f *testing.F) {
+	for _, c := range membersKnowingCases {
+		f.Add([]byte(c.prior), []byte(c.obj))
+	}
+	f.Fuzz(func(t *testing.T, prior, obj []byte) {
+		checkMembersKnowing(t, prior, obj)
+		// And obj after the known value, where it is used.
+		if ms, err := Members(prior); err == nil && len(ms) > 0 && ms[0].Key == "_meta" {
+			checkMembersKnowing(t, prior, append([]byte(`{"_meta":`+string(ms[0].Value)), obj...))
+		}
+	})
 }
