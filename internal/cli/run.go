@@ -200,6 +200,7 @@ func runServer(e *env, f runFlags, argv []string) error {
 		// (docs/performance.md). GOGC, when set, decides instead.
 		debug.SetGCPercent(runGCPercent)
 	}
+	dropStartPages()
 	if f.remote.url == "" {
 		go warmProcessStart()
 	}
