@@ -273,15 +273,19 @@ const plainFields = 16
 // plainString reports whether encoding/json writes s as it is, between
 // quotes: printable ASCII without '"' and '\'. It reads eight bytes at a
 // time (every event's fields pass through it); plainByte is the rule.
-func plainString(s string) bool {
+func plainString(s string) bool { return everyByte(s, plainWord, plainByte) }
+
+// everyByte reports whether each byte of s passes byteOK, reading eight
+// at a time through wordOK, which must be byteOK for each byte of a word.
+func everyByte(s string, wordOK func(uint64) bool, byteOK func(byte) bool) bool {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		if !plainWord(load8(s[i:])) {
+		if !wordOK(load8(s[i:])) {
 			return false
 		}
 	}
 	for ; i < len(s); i++ {
-		if !plainByte(s[i]) {
+		if !byteOK(s[i]) {
 			return false
 		}
 	}
@@ -360,21 +364,7 @@ func lineHash(line []byte) string {
 func IsHash(s string) bool { return isHex(s, 64) }
 
 func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if !hexWord(load8(s[i:])) {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if !hexByte(s[i]) {
-			return false
-		}
-	}
-	return true
+	return len(s) == n && everyByte(s, hexWord, hexByte)
 }
 
 func hexByte(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
