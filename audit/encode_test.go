@@ -194,3 +194,30 @@ func FuzzSeen(f *testing.F) {
 		checkSeen(t, ev(label, tool, code, digest, server, subject), ev(label2, tool2, code2, digest2, server2, subject2))
 	})
 }
+
+// TestWrittenSubjectIsWhatReduceSubjectWrites: a line's subject or client
+// id is read back as written, and only a form ReduceSubject writes passes.
+func TestWrittenSubjectIsWhatReduceSubjectWrites(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "alice", "alice smith", "a~b", "~", strings.Repeat("x", 200), "é", "al\u202eice"} {
+		if w := ReduceSubject(s); !writtenSubject(w) {
+			t.Errorf("ReduceSubject(%q) = %q, not read back", s, w)
+		}
+	}
+	for _, s := range []string{"a b", "a~", "x~ABCDEF123456", "x~12345678901", "x~1234567890123", "é~0123456789ab", strings.Repeat("x", 116) + "~0123456789ab"} {
+		if writtenSubject(s) {
+			t.Errorf("writtenSubject(%q) = true", s)
+		}
+	}
+}
+
+func FuzzWrittenSubject(f *testing.F) {
+	for _, s := range []string{"alice", "a b", "a~b", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if w := ReduceSubject(s); !writtenSubject(w) {
+			t.Fatalf("ReduceSubject(%q) = %q, not read back", s, w)
+		}
+	})
+}

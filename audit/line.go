@@ -155,6 +155,17 @@ func ReduceSubject(s string) string {
 	return reduce(s, maxSubjectLen-13, "@+") + "~" + hex.EncodeToString(sum[:6])
 }
 
+// writtenSubject reports whether s is a form ReduceSubject writes: empty,
+// a value it keeps as it is (no "~"), or a reduced start, "~" and 12
+// lowercase hex digits.
+func writtenSubject(s string) bool {
+	if s == "" || kept(s, maxSubjectLen, "@+") && !strings.Contains(s, "~") {
+		return true
+	}
+	n := len(s) - 13
+	return n >= 0 && s[n] == '~' && isHex(s[n+1:], 12) && kept(s[:n], maxSubjectLen-13, "@+")
+}
+
 // maxIssuerLen bounds an issuer (a URL).
 const maxIssuerLen = 256
 
@@ -344,10 +355,19 @@ func parseLine(line []byte) (Event, error) {
 	if e.Seq < 1 || !isHex(e.Prev, 64) {
 		return e, fmt.Errorf("has an invalid sequence number or prev")
 	}
-	p, err := prepare(e, e.Seq, e.Prev)
+	// A subject or client id is written reduced, and a reduced one that
+	// had to change carries "~" and a digest, which reducing again would
+	// change once more: they are checked for the written form instead.
+	if !writtenSubject(e.Subject) || !writtenSubject(e.Client) {
+		return e, fmt.Errorf("holds an invalid field")
+	}
+	bare := e
+	bare.Subject, bare.Client = "", ""
+	p, err := prepare(bare, e.Seq, e.Prev)
 	if err != nil {
 		return e, fmt.Errorf("holds an invalid field")
 	}
+	p.Subject, p.Client = e.Subject, e.Client
 	if enc, err := encode(&p); err != nil || !bytes.Equal(enc, line) {
 		return e, fmt.Errorf("is not in canonical form")
 	}
