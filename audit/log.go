@@ -135,7 +135,7 @@ func (l *Log) AppendAll(es []Event) error {
 	// written; writeTo only chains it.
 	ps := l.prepared[:0]
 	defer func() {
-		clear(ps) // no event's strings kept alive between batches
+		clear(ps) // no event's strings kept alive between batches (but the few in l.seen)
 		if cap(ps) <= maxKeptEvents {
 			l.prepared = ps[:0]
 		}

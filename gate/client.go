@@ -531,8 +531,13 @@ type metaCache struct {
 	last  string
 }
 
-// maxMetaCache bounds it; a client has one set of capabilities.
-const maxMetaCache = 32
+// maxMetaCache bounds it; a client has one set of capabilities. A _meta
+// longer than maxMetaCached is read every time and not kept: 32 of a
+// frame's 16 MiB each would be half a gigabyte held for one session.
+const (
+	maxMetaCache  = 32
+	maxMetaCached = 4 << 10
+)
 
 // parseModernMetaObject reads the 2026-07-28 client facts from
 // params._meta. It returns nil when the request carries no protocol
@@ -593,7 +598,7 @@ func parseModernMetaObject(params []byte, cache *metaCache) (*modernMeta, object
 		mm.capabilities = caps
 	}
 	mm.profile()
-	if cache != nil {
+	if cache != nil && len(metaRaw) <= maxMetaCached {
 		if len(cache.byRaw) >= maxMetaCache {
 			clear(cache.byRaw)
 		}

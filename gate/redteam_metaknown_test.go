@@ -107,3 +107,25 @@ func FuzzRTMetaKnownSpliced(f *testing.F) {
 		}
 	})
 }
+
+// TestMetaCacheKeepsNoLargeMeta: a client that sends a new large _meta
+// with every request cannot make the session hold many of them.
+func TestMetaCacheKeepsNoLargeMeta(t *testing.T) {
+	t.Parallel()
+	cache := rtNewCache()
+	for i := range 40 {
+		params := []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"x` +
+			strings.Repeat("y", maxMetaCached) + fmt.Sprint(i) + `":{}}},"name":"echo"}`)
+		mm, _, err := parseModernMetaObject(params, cache)
+		if err != nil || mm == nil || mm.protocolVersion != "2026-07-28" {
+			t.Fatalf("request %d: %v, %v", i, mm, err)
+		}
+	}
+	if len(cache.byRaw) != 0 || cache.last != "" {
+		t.Fatalf("%d large _meta kept", len(cache.byRaw))
+	}
+	small := []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo"}`)
+	if _, _, err := parseModernMetaObject(small, cache); err != nil || len(cache.byRaw) != 2 || cache.last == "" {
+		t.Fatalf("a small _meta was not kept: %d entries, %v", len(cache.byRaw), err)
+	}
+}
