@@ -185,20 +185,24 @@ func (p *sessionPlan) close() {
 	}
 }
 
-// runGCPercent is the garbage collector's target for `mcpseal run`.
-const runGCPercent = 50
+// runMemoryLimit is the soft memory limit of `mcpseal run`
+// (runtime/debug.SetMemoryLimit). The garbage collector keeps its default
+// pace (GOGC=100), which a session's small heap needs for its CPU per
+// call, and collects harder only as a large listing's heap nears the
+// limit: that, not the pace, bounds the peak of a 10,000-tool session.
+// A live heap beyond it is not refused, only collected more often.
+const runMemoryLimit = 48 << 20
 
 func runServer(e *env, f runFlags, argv []string) error {
 	posture, logger, err := f.check(e.stderr)
 	if err != nil {
 		return err
 	}
-	if e.getenv("GOGC") == "" {
+	if e.getenv("GOMEMLIMIT") == "" {
 		// A proxy in front of every server a client runs: dozens per
-		// machine. Collecting at half the default heap growth keeps each
-		// under 20 MiB at a cost within the noise of its CPU per call
-		// (docs/performance.md). GOGC, when set, decides instead.
-		debug.SetGCPercent(runGCPercent)
+		// machine (docs/performance.md). GOMEMLIMIT, when set, decides
+		// instead; GOGC is the runtime's as always.
+		debug.SetMemoryLimit(runMemoryLimit)
 	}
 	dropStartPages()
 	if f.remote.url == "" {
