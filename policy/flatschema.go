@@ -26,7 +26,7 @@ type flatSchema struct {
 	required uint64 // a bit per required name
 	closed   bool   // "additionalProperties": false
 	// meta is a copy of the last params._meta value the strict pass
-	// proved I-JSON with no names equal up to case (see knownMeta).
+	// proved I-JSON with no names equal up to case (see skipMeta).
 	meta atomic.Pointer[[]byte]
 }
 
