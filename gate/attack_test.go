@@ -361,3 +361,38 @@ func TestProfileFloodBounded(t *testing.T) {
 		t.Fatalf("%d of 40 new profiles refused, want %d", refused, want)
 	}
 }
+
+// TestListingFloodBounded (red team): the gate holds every page of its
+// own listing until the verdict, so a server that sends page after large
+// page would grow the gate's memory with nothing but the pages, the frame
+// size and the time to stop it (a gigabyte in ten seconds). Past
+// Limits.MaxListingBytes the session is closed unverified, before the
+// pages run out.
+func TestListingFloodBounded(t *testing.T) {
+	t.Parallel()
+	var tools []string
+	for i := range 40 {
+		tools = append(tools, fmt.Sprintf(`{"name":"t%02d","description":%q,"inputSchema":{"type":"object"}}`, i, strings.Repeat("padding ", 250)))
+	}
+	flood := func(limit int) (*fakeServer, []string) {
+		srv := newFakeServer(tools...)
+		srv.pageSize = 4 // ten pages of about 8 KB
+		h := newHarness(t, t.TempDir(), pin.Guard, srv, func(c *gate.Config) { c.Limits.MaxListingBytes = limit })
+		return srv, h.client(initLegacy)
+	}
+	srv, got := flood(20 << 10)
+	if len(got) != 1 {
+		t.Fatalf("got %q", got)
+	}
+	if code, data := errorOf(t, got[0]); code != gate.CodeUnverified || data.Reason != gate.ReasonListingTooLarge {
+		t.Fatalf("code %d, reason %q: %s", code, data.Reason, got[0])
+	}
+	if n := srv.received["tools/list"]; n > 3 {
+		t.Fatalf("the gate asked for %d pages after passing its limit at the third", n)
+	}
+	// The same listing under a limit it fits verifies.
+	if _, got = flood(1 << 20); len(got) != 1 || strings.Contains(got[0], `"error"`) {
+		t.Fatalf("under a limit it fits: got %q", got)
+	}
+}
+

@@ -45,14 +45,17 @@ const (
 	ReasonListingFailed     = "listing-failed"
 	ReasonPaging            = "paging"
 	ReasonTooMany           = "too-many-definitions"
-	ReasonServerExited      = "server-exited"
-	ReasonFrameTooLarge     = "frame-too-large"
-	ReasonBatch             = "batch"
-	ReasonQueueFull         = "queue-full"
-	ReasonIDCollision       = "id-collision"
-	ReasonUnknownTool       = "unknown-tool"
-	ReasonInvalidMessage    = "invalid-message"
-	ReasonWithheld          = "withheld"
+	// ReasonListingTooLarge: a verification round's listing pages came to
+	// more than Limits.MaxListingBytes.
+	ReasonListingTooLarge = "listing-too-large"
+	ReasonServerExited    = "server-exited"
+	ReasonFrameTooLarge   = "frame-too-large"
+	ReasonBatch           = "batch"
+	ReasonQueueFull       = "queue-full"
+	ReasonIDCollision     = "id-collision"
+	ReasonUnknownTool     = "unknown-tool"
+	ReasonInvalidMessage  = "invalid-message"
+	ReasonWithheld        = "withheld"
 	// ReasonTaskUnsupported: a tools/call with "task", or a tasks/result
 	// (the gate does not run calls as tasks; their results would pass
 	// unchecked).

@@ -152,6 +152,11 @@ type Limits struct {
 	MaxPages int
 	// MaxDefinitions bounds the definitions of one contract.
 	MaxDefinitions int
+	// MaxListingBytes bounds the bytes of the listing pages one
+	// verification round reads: the gate holds every page until its
+	// verdict, so without it only the pages, the frame size and the
+	// time would bound them.
+	MaxListingBytes int
 	// MaxProfiles bounds the client profiles one session verifies: each
 	// costs a verification round, a contract in memory and, when new, a
 	// pin.
@@ -171,8 +176,11 @@ var DefaultLimits = Limits{
 	MaxPending:     4096,   // in-flight requests of a busy agent, with room to spare
 	MaxPages:       1000,   // 1000 pages of even 10 items is more than any server lists
 	MaxDefinitions: 100000, // ten times the largest listings seen in the wild
-	MaxProfiles:    16,     // a client declares one set of capabilities; a few versions at most
-	VerifyTimeout:  30 * time.Second,
+	// A listing of 10,000 realistic tools is about 10 MB; ten times that,
+	// and a 100,000-definition contract of 1.3 KB each.
+	MaxListingBytes: 128 << 20,
+	MaxProfiles:     16, // a client declares one set of capabilities; a few versions at most
+	VerifyTimeout:   30 * time.Second,
 }
 
 // Config configures a Session.
@@ -438,6 +446,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDefinitions > 0 {
 		d.MaxDefinitions = l.MaxDefinitions
+	}
+	if l.MaxListingBytes > 0 {
+		d.MaxListingBytes = l.MaxListingBytes
 	}
 	if l.MaxProfiles > 0 {
 		d.MaxProfiles = l.MaxProfiles

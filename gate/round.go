@@ -37,6 +37,7 @@ type round struct {
 	listings     map[contract.Kind]*listing
 	total        int
 	kept         int // bytes of the listings' results kept (see keepPages)
+	listed       int // bytes of the listings' results read, all held until the verdict
 	deadline     time.Time
 }
 
@@ -405,6 +406,10 @@ func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
 	items, next, err := listPage(m.Result, o.kind)
 	if err != nil {
 		s.closeMalformedListing(o.kind, err)
+		return
+	}
+	if r.listed += len(m.Result); r.listed > s.cfg.Limits.MaxListingBytes {
+		s.closeUnverified(ReasonListingTooLarge, fmt.Sprintf("mcpseal: server %s listed more than %d bytes of definitions", s.cfg.Identity.Label, s.cfg.Limits.MaxListingBytes))
 		return
 	}
 	l.pages++

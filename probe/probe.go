@@ -41,6 +41,8 @@ const (
 	DefaultTimeout        = 60 * time.Second // npx and uvx may download a package first
 	DefaultMaxPages       = 1000             // the gate's own page cap
 	DefaultMaxDefinitions = 100000           // the gate's own definition cap
+	// DefaultMaxListingBytes is the gate's own bound on a listing's pages.
+	DefaultMaxListingBytes = 128 << 20
 	// DefaultMaxStderr is how much of the server's stderr is kept (its
 	// end) for the error message: enough for a stack trace.
 	DefaultMaxStderr = 16 << 10
@@ -73,7 +75,10 @@ type Config struct {
 	MaxFrame       int
 	MaxPages       int
 	MaxDefinitions int
-	MaxStderr      int
+	// MaxListingBytes bounds the bytes of all listing pages, which the
+	// probe holds until it parses the contract.
+	MaxListingBytes int
+	MaxStderr       int
 	// Start starts the server; nil means stdio.StartChild (no shell).
 	Start func(argv, env []string, dir string) (Process, error)
 }
@@ -96,9 +101,11 @@ const (
 	ReasonListing   = "listing-failed"       // a listing failed or was malformed
 	ReasonPaging    = "paging"               // a cursor loop, or more than MaxPages pages
 	ReasonTooMany   = "too-many-definitions" // more than MaxDefinitions definitions
-	ReasonInvalid   = "invalid-definition"   // a definition with no canonical form
-	ReasonFrame     = "frame-too-large"      // a frame larger than MaxFrame
-	ReasonNoise     = "not-mcp"              // too many lines on stdout that are not JSON-RPC
+	// ReasonListingTooLarge: the pages came to more than MaxListingBytes.
+	ReasonListingTooLarge = "listing-too-large"
+	ReasonInvalid         = "invalid-definition" // a definition with no canonical form
+	ReasonFrame           = "frame-too-large"    // a frame larger than MaxFrame
+	ReasonNoise           = "not-mcp"            // too many lines on stdout that are not JSON-RPC
 )
 
 // Error is why a probe failed.
@@ -173,6 +180,9 @@ func (cfg *Config) defaults() {
 	}
 	if cfg.MaxDefinitions <= 0 {
 		cfg.MaxDefinitions = DefaultMaxDefinitions
+	}
+	if cfg.MaxListingBytes <= 0 {
+		cfg.MaxListingBytes = DefaultMaxListingBytes
 	}
 	if cfg.MaxStderr <= 0 {
 		cfg.MaxStderr = DefaultMaxStderr

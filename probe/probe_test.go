@@ -187,6 +187,17 @@ func TestTooManyDefinitionsStopped(t *testing.T) {
 	wantReason(t, err, ReasonTooMany)
 }
 
+// TestListingFloodStopped (red team): the probe holds every page until
+// it parses the contract; endless pages stop at the byte cap before the
+// page and definition caps.
+func TestListingFloodStopped(t *testing.T) {
+	t.Parallel()
+	sc := honest()
+	sc.PagingTrick = testmcp.TrickEndless
+	_, err, _ := probeScenario(t, sc, Config{MaxListingBytes: 4 << 10})
+	wantReason(t, err, ReasonListingTooLarge)
+}
+
 // TestInvalidCursorIsAListingFailure: a server that refuses its own
 // cursor fails the probe.
 func TestInvalidCursorIsAListingFailure(t *testing.T) {

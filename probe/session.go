@@ -106,12 +106,12 @@ func (s *session) run() (*Result, error) {
 	}
 	caps := member(result, "capabilities")
 	raw := map[contract.Kind][][]byte{}
-	total := 0
+	var t tally
 	for _, k := range contract.Kinds {
 		if !offers(caps, k) {
 			continue
 		}
-		items, pages, err := s.list(k, &total)
+		items, pages, err := s.list(k, &t)
 		if err != nil {
 			return nil, err
 		}
@@ -125,8 +125,12 @@ func (s *session) run() (*Result, error) {
 	return res, nil
 }
 
+// tally counts what the listings read so far: definitions, and the
+// bytes of the pages, all held until the contract is parsed.
+type tally struct{ defs, bytes int }
+
 // list reads every page of kind k.
-func (s *session) list(k contract.Kind, total *int) ([][]byte, int, error) {
+func (s *session) list(k contract.Kind, t *tally) ([][]byte, int, error) {
 	var items [][]byte
 	seen := map[string]bool{}
 	cursor := ""
@@ -146,9 +150,13 @@ func (s *session) list(k contract.Kind, total *int) ([][]byte, int, error) {
 			return nil, 0, &Error{Reason: ReasonListing, Detail: fmt.Sprintf("a malformed %s page", k)}
 		}
 		items = append(items, page...)
-		*total += len(page)
-		if *total > s.cfg.MaxDefinitions {
+		t.defs += len(page)
+		t.bytes += len(result)
+		if t.defs > s.cfg.MaxDefinitions {
 			return nil, 0, &Error{Reason: ReasonTooMany, Detail: fmt.Sprintf("more than %d definitions", s.cfg.MaxDefinitions)}
+		}
+		if t.bytes > s.cfg.MaxListingBytes {
+			return nil, 0, &Error{Reason: ReasonListingTooLarge, Detail: fmt.Sprintf("more than %d bytes of definitions", s.cfg.MaxListingBytes)}
 		}
 		if next == "" {
 			return items, pages, nil
