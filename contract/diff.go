@@ -90,10 +90,11 @@ func (ch Change) Codes() []string {
 // cancel out and the rest pair up in digest order.
 func Compare(old, new *Contract) []Change {
 	var changes []Change
+	b := newLabelBudget()
 	for _, k := range Kinds {
-		changes = append(changes, compareKind(k, defsOf(old, k), defsOf(new, k))...)
+		changes = append(changes, compareKind(b, k, defsOf(old, k), defsOf(new, k))...)
 	}
-	if ch, ok := compareInstructions(instructionsOf(old), instructionsOf(new)); ok {
+	if ch, ok := compareInstructions(b, instructionsOf(old), instructionsOf(new)); ok {
 		changes = append(changes, ch)
 	}
 	return changes
@@ -113,7 +114,7 @@ func instructionsOf(c *Contract) *string {
 	return c.Instructions
 }
 
-func compareKind(k Kind, old, new []Definition) []Change {
+func compareKind(lb *labelBudget, k Kind, old, new []Definition) []Change {
 	group := func(defs []Definition) map[string][]Definition {
 		m := make(map[string][]Definition, len(defs))
 		for _, d := range defs {
@@ -133,15 +134,15 @@ func compareKind(k Kind, old, new []Definition) []Change {
 		i := 0
 		for ; i < len(a) && i < len(b); i++ {
 			changes = append(changes, Change{Kind: k, Name: name, Op: OpChanged, Old: a[i].Digest, New: b[i].Digest,
-				Labels: labelDefinition(k, OpChanged, a[i].Canonical, b[i].Canonical)})
+				Labels: labelDefinitionWithin(lb, k, OpChanged, a[i].Canonical, b[i].Canonical)})
 		}
 		for _, d := range b[i:] {
 			changes = append(changes, Change{Kind: k, Name: name, Op: OpAdded, New: d.Digest,
-				Labels: labelDefinition(k, OpAdded, nil, d.Canonical)})
+				Labels: labelDefinitionWithin(lb, k, OpAdded, nil, d.Canonical)})
 		}
 		for _, d := range a[i:] {
 			changes = append(changes, Change{Kind: k, Name: name, Op: OpRemoved, Old: d.Digest,
-				Labels: labelDefinition(k, OpRemoved, d.Canonical, nil)})
+				Labels: labelDefinitionWithin(lb, k, OpRemoved, d.Canonical, nil)})
 		}
 	}
 	return changes
@@ -168,7 +169,7 @@ func dropCommon(a, b []Definition) ([]Definition, []Definition) {
 	return append(ra, a[i:]...), append(rb, b[j:]...)
 }
 
-func compareInstructions(old, new *string) (Change, bool) {
+func compareInstructions(b *labelBudget, old, new *string) (Change, bool) {
 	ch := Change{Kind: InstructionsKind}
 	switch {
 	case old == nil && new == nil:
@@ -188,7 +189,7 @@ func compareInstructions(old, new *string) (Change, bool) {
 	if d := InstructionsDigest(new); d != nil {
 		ch.New = *d
 	}
-	ch.Labels = labelInstructions(ch.Op, old, new)
+	ch.Labels = labelInstructions(b, ch.Op, old, new)
 	return ch, true
 }
 

@@ -45,6 +45,7 @@ import (
 //	output-schema-changed     a tool's outputSchema changed or was removed
 //	metadata-changed          any other member (title, icons, _meta, execution, other annotations, unknown members)
 //	wording-only              the definition changed and no other rule fired
+//	not-analysed              the change came after Compare's label budget (maxLabelledBytes): no rule read it
 //
 // Codes of the protocol pseudo-kind (ProtocolKind, see protocol.go; listed
 // in ProtocolCodes, not LabelCodes):
@@ -74,6 +75,7 @@ const (
 	CodeOutputSchemaChanged = "output-schema-changed"
 	CodeMetadataChanged     = "metadata-changed"
 	CodeWordingOnly         = "wording-only"
+	CodeNotAnalysed         = "not-analysed"
 )
 
 // LabelCodes lists every label code in the order labels are reported.
@@ -85,7 +87,7 @@ var LabelCodes = []string{
 	CodeNewField, CodeFieldRemoved, CodeTypeChanged, CodeRequiredExpanded,
 	CodeEnumChanged, CodeConstraintLoosened, CodeConstraintNarrowed,
 	CodeOutputSchemaAdded, CodeOutputSchemaChanged,
-	CodeMetadataChanged, CodeWordingOnly,
+	CodeMetadataChanged, CodeWordingOnly, CodeNotAnalysed,
 }
 
 // Label is one fixed-rule finding about a change. Code is stable kebab-case
@@ -174,6 +176,46 @@ func (l *labeler) finish() []Label {
 	return out
 }
 
+// maxLabelledBytes bounds the bytes one Compare puts through the rules:
+// the text rules' regular expressions read 0.5–2 MB a second, so without
+// it a server that changes a large pinned contract (found by the red team:
+// 100 definitions of 150 KB, each with five bytes more) held its gate for
+// 24 s before the verdict, and a 256 MiB one would for minutes. A change
+// past the budget is labelled not-analysed (and, when added, new-tool and
+// the like), never wording-only; the verdict does not wait on labels,
+// which never unblock anything. 256 KiB is a hundred ordinary changed
+// definitions or more.
+const maxLabelledBytes = 256 << 10
+
+// labelBudget is what one Compare may still put through the rules.
+type labelBudget struct{ left int }
+
+func newLabelBudget() *labelBudget { return &labelBudget{left: maxLabelledBytes} }
+
+// take reports whether n more bytes fit the budget, spending them if so.
+// A change that does not fit spends nothing: a later, smaller one may.
+func (b *labelBudget) take(n int) bool {
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+// labelDefinitionWithin is labelDefinition within b: past it a changed or
+// added definition is labelled without reading its text.
+func labelDefinitionWithin(b *labelBudget, kind Kind, op Op, oldRaw, newRaw []byte) []Label {
+	if op == OpRemoved || b.take(len(oldRaw)+len(newRaw)) {
+		return labelDefinition(kind, op, oldRaw, newRaw)
+	}
+	l := &labeler{}
+	if op == OpAdded {
+		l.add(newCode(kind), "New %s", kind.Singular())
+	}
+	l.add(CodeNotAnalysed, "Not analysed (over the %d KiB the rules read in one comparison): review it by hand", maxLabelledBytes>>10)
+	return l.finish()
+}
+
 // labelDefinition returns the labels of one definition change. oldRaw and
 // newRaw are the canonical forms (nil when absent).
 func labelDefinition(kind Kind, op Op, oldRaw, newRaw []byte) []Label {
@@ -196,8 +238,9 @@ func labelDefinition(kind Kind, op Op, oldRaw, newRaw []byte) []Label {
 	return l.finish()
 }
 
-// labelInstructions returns the labels of a change to the instructions.
-func labelInstructions(op Op, oldText, newText *string) []Label {
+// labelInstructions returns the labels of a change to the instructions,
+// within b (see labelDefinitionWithin).
+func labelInstructions(b *labelBudget, op Op, oldText, newText *string) []Label {
 	l := &labeler{}
 	switch op {
 	case OpAdded:
@@ -207,6 +250,16 @@ func labelInstructions(op Op, oldText, newText *string) []Label {
 		return l.finish()
 	default:
 		l.add(CodeInstructionsChanged, "Instructions changed")
+	}
+	n := 0
+	for _, p := range []*string{oldText, newText} {
+		if p != nil {
+			n += len(*p)
+		}
+	}
+	if !b.take(n) {
+		l.add(CodeNotAnalysed, "Not analysed (over the %d KiB the rules read in one comparison): review it by hand", maxLabelledBytes>>10)
+		return l.finish()
 	}
 	l.textRules(instructionsText(oldText), instructionsText(newText))
 	return l.finish()

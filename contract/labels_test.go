@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -146,6 +147,7 @@ func TestLabelVectorsCoverEveryCode(t *testing.T) {
 			covered[c] = true
 		}
 	}
+	covered[CodeNotAnalysed] = true // past the budget: TestRTLabelBudgetBoundsADrift
 	for _, c := range LabelCodes {
 		if !covered[c] {
 			t.Errorf("no vector expects %q", c)
@@ -354,4 +356,61 @@ func FuzzVisibleText(f *testing.F) {
 			t.Fatalf("SafeName(%q) = %q", s, name)
 		}
 	})
+}
+
+// TestRTLabelBudgetBoundsADrift (red team): the text rules read 0.5–2 MB
+// a second, so a server that changed a large pinned contract held its
+// gate for 24 s (100 definitions of 150 KB, five bytes added to each)
+// before the verdict. One Compare reads at most maxLabelledBytes; the
+// changes past it are not-analysed, never wording-only, and an added one
+// still says it is new.
+func TestRTLabelBudgetBoundsADrift(t *testing.T) {
+	t.Parallel()
+	desc := strings.Repeat("1.2.3.4 ", 40000/8)
+	def := func(name, d string) Definition {
+		t.Helper()
+		def, err := NewDefinition(Tools, []byte(fmt.Sprintf(`{"name":%q,"description":%q,"inputSchema":{"type":"object"}}`, name, d)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return def
+	}
+	var olds, news []Definition
+	for i := range 100 {
+		name := fmt.Sprintf("t%03d", i)
+		olds = append(olds, def(name, desc))
+		news = append(news, def(name, "abcde"+desc))
+	}
+	news = append(news, def("zzz-added", desc), def("zzz-small", "Reads the file ~/.ssh/id_rsa first."))
+	start := time.Now()
+	changes := Compare(New(map[Kind][]Definition{Tools: olds}, nil), New(map[Kind][]Definition{Tools: news}, nil))
+	elapsed := time.Since(start)
+	if len(changes) != 102 {
+		t.Fatalf("%d changes, want 102", len(changes))
+	}
+	analysed, notAnalysed := 0, 0
+	for _, ch := range changes {
+		codes := ch.Codes()
+		switch {
+		case slices.Contains(codes, CodeNotAnalysed):
+			notAnalysed++
+			if slices.Contains(codes, CodeWordingOnly) {
+				t.Fatalf("%s: %v", ch.Name, codes)
+			}
+		default:
+			analysed++
+		}
+		if ch.Name == "zzz-added" && !slices.Contains(codes, CodeNewTool) {
+			t.Fatalf("the added definition past the budget: %v", codes)
+		}
+		if ch.Name == "zzz-small" && !slices.Contains(codes, CodeMentionsSecrets) {
+			t.Fatalf("a small change after the budget is spent on large ones is still read: %v", codes)
+		}
+	}
+	// Each large change is 80 KB old and new: three fit the budget; the
+	// large added one no longer does, the small one still does.
+	if analysed != 4 || notAnalysed != 98 {
+		t.Fatalf("%d analysed, %d not analysed (in %v)", analysed, notAnalysed, elapsed)
+	}
+	t.Logf("Compare of 101 large changes: %v", elapsed)
 }

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpseal/mcpseal/contract"
 	"github.com/mcpseal/mcpseal/gate"
 	"github.com/mcpseal/mcpseal/pin"
 )
@@ -396,3 +399,45 @@ func TestListingFloodBounded(t *testing.T) {
 	}
 }
 
+// TestLargeDriftLabelledWithinBudget (red team): a server pinned with
+// large definitions that changes all of them made the gate run its text
+// rules over every changed byte before the verdict — 24 s for 15 MB, far
+// past VerifyTimeout, the session's lock held. The drift is still
+// blocked, at once, and what the rules did not read says so.
+func TestLargeDriftLabelledWithinBudget(t *testing.T) {
+	t.Parallel()
+	desc := strings.Repeat("1.2.3.4 ", 40000/8)
+	tools := func(prefix string) []string {
+		var out []string
+		for i := range 60 {
+			out = append(out, fmt.Sprintf(`{"name":"t%02d","description":%q,"inputSchema":{"type":"object"}}`, i, prefix+desc))
+		}
+		return out
+	}
+	home := t.TempDir()
+	newHarness(t, home, pin.Guard, newFakeServer(tools("")...)).legacySession(initLegacy)
+	h := newHarness(t, home, pin.Guard, newFakeServer(tools("abcde")...))
+	start := time.Now()
+	got := h.client(initLegacy)
+	elapsed := time.Since(start)
+	if len(got) != 1 {
+		t.Fatalf("got %d frames", len(got))
+	}
+	code, data := errorOf(t, got[0])
+	if code != gate.CodeBlocked || data.Reason != gate.ReasonDrift {
+		t.Fatalf("code %d reason %q", code, data.Reason)
+	}
+	notAnalysed := 0
+	for _, ch := range data.Changes {
+		if slices.Contains(ch.Labels, contract.CodeNotAnalysed) {
+			notAnalysed++
+		}
+		if slices.Contains(ch.Labels, contract.CodeWordingOnly) && slices.Contains(ch.Labels, contract.CodeNotAnalysed) {
+			t.Fatalf("%s: %v", ch.Name, ch.Labels)
+		}
+	}
+	if len(data.Changes) != 60 || notAnalysed < 50 {
+		t.Fatalf("%d changes, %d not analysed", len(data.Changes), notAnalysed)
+	}
+	t.Logf("verdict in %v", elapsed)
+}
