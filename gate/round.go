@@ -403,6 +403,11 @@ func (s *Session) ownResponse(o *ownRequest, m jsonrpc.Message) {
 		s.closeUnverified(ReasonListingFailed, fmt.Sprintf("mcpseal: server %s failed to list its %s (error %d)", s.cfg.Identity.Label, o.kind, code))
 		return
 	}
+	// The page is held until the verdict, and its items and the kept
+	// result would otherwise be slices of the whole frame: a server that
+	// pads its frames outside "result" held 82 MiB under a 1 MiB
+	// MaxListingBytes (red team). The copy holds what is counted.
+	m.Result = bytes.Clone(m.Result)
 	items, next, err := listPage(m.Result, o.kind)
 	if err != nil {
 		s.closeMalformedListing(o.kind, err)

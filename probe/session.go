@@ -145,6 +145,9 @@ func (s *session) list(k contract.Kind, t *tally) ([][]byte, int, error) {
 			}
 			return nil, 0, &Error{Reason: ReasonListing, Detail: fmt.Sprintf("%s failed (error %d)", k.ListMethod(), errorCode(rpcErr))}
 		}
+		// Held until the contract is parsed: a copy, so that what is held
+		// is what is counted, not the whole frame it was read from.
+		result = bytes.Clone(result)
 		page, next, err := listPage(result, k)
 		if err != nil {
 			return nil, 0, &Error{Reason: ReasonListing, Detail: fmt.Sprintf("a malformed %s page", k)}
