@@ -558,13 +558,25 @@ func linkTokens(s string, hosts map[string]bool) []string {
 // trimLink drops the punctuation that ends the sentence around a link, and
 // closing brackets that the link did not open.
 func trimLink(s string) string {
+	// The brackets are counted once and the counts kept as the end is
+	// trimmed: counting them again for every character dropped made a
+	// link followed by many closing brackets quadratic (red team: 1.3 s
+	// for 256 KiB).
+	var open, shut [3]int
+	for i := 0; i < len(s); i++ {
+		if j := strings.IndexByte("([{", s[i]); j >= 0 {
+			open[j]++
+		} else if j := strings.IndexByte(")]}", s[i]); j >= 0 {
+			shut[j]++
+		}
+	}
 	for s != "" {
 		c := s[len(s)-1]
+		j := strings.IndexByte(")]}", c)
 		switch {
 		case strings.IndexByte(".,;:!?'\"", c) >= 0:
-		case c == ')' && strings.Count(s, "(") < strings.Count(s, ")"):
-		case c == ']' && strings.Count(s, "[") < strings.Count(s, "]"):
-		case c == '}' && strings.Count(s, "{") < strings.Count(s, "}"):
+		case j >= 0 && open[j] < shut[j]:
+			shut[j]--
 		default:
 			return s
 		}
