@@ -220,11 +220,15 @@ const (
 // 400 lines.
 func RenderDiff(w io.Writer, old, new *Contract, changes []Change) error {
 	ew := &errWriter{w: w}
+	// Each side's definitions are found through an index built once: a
+	// scan of the contract for every change made a diff of n changes cost
+	// n² (red team: 2.25 s for 20,000, before the client got its block).
+	oldDefs, newDefs := indexDefs(old), indexDefs(new)
 	for i, ch := range changes {
 		if i > 0 {
 			ew.printf("\n")
 		}
-		renderChange(ew, old, new, ch)
+		renderChange(ew, old, new, oldDefs, newDefs, ch)
 		if ew.err != nil {
 			return ew.err
 		}
@@ -232,7 +236,27 @@ func RenderDiff(w io.Writer, old, new *Contract, changes []Change) error {
 	return ew.err
 }
 
-func renderChange(ew *errWriter, old, new *Contract, ch Change) {
+// defKey names one definition of a contract.
+type defKey struct {
+	kind         Kind
+	name, digest string
+}
+
+// indexDefs maps each definition of c to its canonical form.
+func indexDefs(c *Contract) map[defKey][]byte {
+	if c == nil {
+		return nil
+	}
+	m := make(map[defKey][]byte, c.Len())
+	for k, defs := range c.Defs {
+		for _, d := range defs {
+			m[defKey{k, d.Name, d.Digest}] = d.Canonical
+		}
+	}
+	return m
+}
+
+func renderChange(ew *errWriter, old, new *Contract, oldDefs, newDefs map[defKey][]byte, ch Change) {
 	name := visibleLine(ch.Name)
 	if ch.Kind == ProtocolKind {
 		renderProtocol(ew, ch)
@@ -251,8 +275,8 @@ func renderChange(ew *errWriter, old, new *Contract, ch Change) {
 		}
 		ew.printf("  label: %s\n", visibleLine(d))
 	}
-	a, aok := renderSide(ew, old, ch, ch.Old, "pinned")
-	b, bok := renderSide(ew, new, ch, ch.New, "observed")
+	a, aok := renderSide(ew, old, oldDefs, ch, ch.Old, "pinned")
+	b, bok := renderSide(ew, new, newDefs, ch, ch.New, "observed")
 	if !aok || !bok {
 		return
 	}
@@ -288,7 +312,7 @@ func renderProtocol(ew *errWriter, ch Change) {
 // renderSide returns the lines of one side of a change: none when the side
 // is absent. It reports false, after writing a summary line, when the side
 // is too large to show or missing from the contract.
-func renderSide(ew *errWriter, c *Contract, ch Change, digest, label string) ([]string, bool) {
+func renderSide(ew *errWriter, c *Contract, defs map[defKey][]byte, ch Change, digest, label string) ([]string, bool) {
 	if digest == "" {
 		return nil, true
 	}
@@ -299,12 +323,7 @@ func renderSide(ew *errWriter, c *Contract, ch Change, digest, label string) ([]
 			text, found = []byte(*s), true
 		}
 	} else {
-		for _, d := range defsOf(c, ch.Kind) {
-			if d.Name == ch.Name && d.Digest == digest {
-				text, found = d.Canonical, true
-				break
-			}
-		}
+		text, found = defs[defKey{ch.Kind, ch.Name, digest}]
 	}
 	switch {
 	case !found:

@@ -417,6 +417,11 @@ func countDefs(c *contract.Contract) string {
 	return strings.Join(parts, ", ")
 }
 
+// maxDriftShown bounds the changes a drift report writes to stderr (each
+// may be a diff of 400 lines): a server that changes a whole large
+// contract would otherwise fill the client's log before the block.
+const maxDriftShown = 50
+
 func (r *reporter) drift(d gate.DriftReport) {
 	w := r.w
 	if d.Result.AwaitingApproval {
@@ -429,8 +434,15 @@ func (r *reporter) drift(d gate.DriftReport) {
 		fmt.Fprintf(w, "  seen:   in a listing inside a verified session\n")
 	}
 	fmt.Fprintln(w)
-	if err := contract.RenderDiff(w, d.Result.Pinned, d.Observed, d.Result.Changes); err != nil {
+	changes := d.Result.Changes
+	if len(changes) > maxDriftShown {
+		changes = changes[:maxDriftShown]
+	}
+	if err := contract.RenderDiff(w, d.Result.Pinned, d.Observed, changes); err != nil {
 		fmt.Fprintf(w, "mcpseal: error: cannot render the diff: %v\n", err)
+	}
+	if n := len(d.Result.Changes) - len(changes); n > 0 {
+		fmt.Fprintf(w, "\n  ... and %d more changes, not shown here: mcpseal review %s shows them all\n", n, r.id.ID)
 	}
 	fmt.Fprintln(w)
 	if d.Forwarded {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -243,8 +244,10 @@ func cleanRecord(s string, m mapping, ro []fileRange) bool {
 			if kk, _, ok := strings.Cut(k, ":"); !ok || strings.ContainsAny(kk, " -") || kk == "" {
 				break // the next header
 			}
-			v := strings.Fields(strings.SplitN(k, ":", 2)[1])
-			zero := len(v) >= 1 && strings.Trim(v[0], "0+") == "" && (len(v) == 1 || len(v) == 2 && v[1] == "kB")
+			// The value as smaps spells it, "0 kB"; the parser reads "0kB",
+			// "+0" and " 00 " as 0 too (red team), and so does the rule.
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(strings.SplitN(k, ":", 2)[1]), "kB")))
+			zero := err == nil && n == 0
 			switch {
 			case strings.HasPrefix(k, "Anonymous:") && zero:
 				anon++
