@@ -83,6 +83,35 @@ func (ch Change) Codes() []string {
 	return codes
 }
 
+// RiskFirst returns changes reordered, stably, so that every change with a
+// label other than wording-only and metadata-changed comes before those
+// with only these: a report or an error that can show only the first few
+// shows what matters. Compare's own order (by kind, then name, the
+// instructions last) lets a server push a dangerous change behind any
+// number of harmless ones (red team: fifty reworded tools before an
+// instruction to send a private key).
+func RiskFirst(changes []Change) []Change {
+	out := make([]Change, 0, len(changes))
+	var calm []Change
+	for _, ch := range changes {
+		if onlyCalm(ch) {
+			calm = append(calm, ch)
+		} else {
+			out = append(out, ch)
+		}
+	}
+	return append(out, calm...)
+}
+
+func onlyCalm(ch Change) bool {
+	for _, l := range ch.Labels {
+		if l.Code != CodeWordingOnly && l.Code != CodeMetadataChanged {
+			return false
+		}
+	}
+	return len(ch.Labels) > 0
+}
+
 // Compare returns the changes from old to new (a nil old means everything
 // was added, a nil new that everything was removed), in a fixed order: by
 // kind in the order of Kinds, then the instructions; within a kind by name
@@ -339,12 +368,24 @@ func renderSide(ew *errWriter, c *Contract, defs map[defKey][]byte, ch Change, d
 		}
 		return lines, true
 	}
-	return prettyLines(text), true
+	lines, ok := prettyLines(text)
+	if !ok {
+		ew.printf("  %s: %s (%d bytes, too large to show pretty-printed)\n", label, visibleLine(digest), len(text))
+		return nil, false
+	}
+	return lines, true
 }
+
+// maxPrettyBytes bounds a definition's pretty-printed form: indentation
+// grows with depth, so 64 KiB nested 500 deep prints 32 MB.
+const maxPrettyBytes = 1 << 20
 
 // prettyLines pretty-prints a canonical definition (two-space indent, keys
 // sorted, numbers as written) as visible lines.
-func prettyLines(canonical []byte) []string {
+func prettyLines(canonical []byte) ([]string, bool) {
+	if prettySize(canonical) > maxPrettyBytes {
+		return nil, false
+	}
 	d := json.NewDecoder(bytes.NewReader(canonical))
 	d.UseNumber()
 	var v any
@@ -356,11 +397,14 @@ func prettyLines(canonical []byte) []string {
 		b.Reset()
 		b.Write(canonical)
 	}
+	if b.Len() > maxPrettyBytes {
+		return nil, false
+	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	for i := range lines {
 		lines[i] = VisibleText(lines[i])
 	}
-	return lines
+	return lines, true
 }
 
 // diffOp is one line of a line diff: ' ' kept, '-' removed, '+' added.
@@ -490,4 +534,33 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// prettySize is about the length of canonical pretty-printed with a
+// two-space indent: each value after '[', '{' or ',' starts a line
+// indented by its depth.
+func prettySize(canonical []byte) int {
+	n, depth, inString := len(canonical), 0, false
+	for i := 0; i < len(canonical); i++ {
+		c := canonical[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			n += 2*depth + 1
+		case c == ']' || c == '}':
+			depth--
+			n += 2*depth + 1
+		case c == ',':
+			n += 2*depth + 1
+		}
+	}
+	return n
 }

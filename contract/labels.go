@@ -439,7 +439,7 @@ func (l *labeler) compareKeyword(field, member, k string, ov, nv any, oin, nin b
 		op, ok1 := ov.(map[string]any)
 		np, ok2 := nv.(map[string]any)
 		if (oin && !ok1) || (nin && !ok2) {
-			l.metadata(member + "." + k)
+			l.metadata(capPath(member + "." + k))
 			return
 		}
 		for _, p := range unionKeys(op, np) {
@@ -451,7 +451,7 @@ func (l *labeler) compareKeyword(field, member, k string, ov, nv any, oin, nin b
 			case !bok:
 				l.add(CodeFieldRemoved, "Field removed: %s", quote(joinField(field, p)))
 			default:
-				l.compareSchema(joinField(field, p), member+l.propsSeg+p, a, b, true, true)
+				l.compareSchema(joinField(field, p), capPath(member+l.propsSeg+p), a, b, true, true)
 			}
 		}
 	case k == "required":
@@ -484,7 +484,7 @@ func (l *labeler) compareKeyword(field, member, k string, ov, nv any, oin, nin b
 		a, ok1 := ov.(map[string]any)
 		b, ok2 := nv.(map[string]any)
 		if !ok1 || !ok2 {
-			l.metadata(member + "." + k)
+			l.metadata(capPath(member + "." + k))
 			return
 		}
 		for _, d := range unionKeys(a, b) {
@@ -498,7 +498,7 @@ func (l *labeler) compareKeyword(field, member, k string, ov, nv any, oin, nin b
 		}
 	case k == "uniqueItems":
 		if (ov == true) == (nv == true) {
-			l.metadata(member + "." + k)
+			l.metadata(capPath(member + "." + k))
 			return
 		}
 		l.constraint(ov == true, field, k, ov, nv, oin, nin)
@@ -509,7 +509,7 @@ func (l *labeler) compareKeyword(field, member, k string, ov, nv any, oin, nin b
 	case slices.Contains(opaqueConstraints, k):
 		l.constraint(oin, field, k, ov, nv, oin, nin)
 	default:
-		l.metadata(member + "." + k)
+		l.metadata(capPath(member + "." + k))
 	}
 }
 
@@ -606,9 +606,25 @@ func fieldName(field string) string {
 
 func joinField(field, name string) string {
 	if field == "" {
-		return name
+		return capPath(name)
 	}
-	return field + "." + name
+	return capPath(field + "." + name)
+}
+
+// maxPathBytes bounds a member path kept for a detail: quote shows at most
+// maxDetailQuote runes of it, and a rune is at most 4 bytes. Paths are built
+// for every key and element, so an uncapped one costs len(parent) each.
+const maxPathBytes = 4*maxDetailQuote + 4
+
+func capPath(p string) string {
+	if len(p) <= maxPathBytes {
+		return p
+	}
+	i := maxPathBytes
+	for i > 0 && !utf8.RuneStart(p[i]) {
+		i-- // not inside a character
+	}
+	return p[:i]
 }
 
 // typeString shows a type keyword: "string", "integer|null", or "unset".

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -352,7 +353,7 @@ func (t *textInfo) walk(v any, path, key string) {
 		}
 	case []any:
 		for i, e := range x {
-			t.walk(e, fmt.Sprintf("%s[%d]", path, i), key)
+			t.walk(e, capPath(path+"["+strconv.Itoa(i)+"]"), key)
 		}
 	case string:
 		t.strs = append(t.strs, located{path: path, s: x, notLink: key == "$schema" || key == "$id"})

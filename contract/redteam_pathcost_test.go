@@ -1,0 +1,64 @@
+package contract
+
+import (
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRTLabelPathsAreNotQuadratic (red team): collectText builds the
+// member path of every array element and object key eagerly
+// (fmt.Sprintf("%s[%d]", path, i), joinField), and keeps it with every
+// string. One long member name over a long array makes that
+// len(name) x len(array): a new tool of 250 KiB, inside the 256 KiB label
+// budget, cost 16 GiB of allocation and 5.8 s of Compare; with strings in
+// the array the paths are all live at once. The details quote at most
+// 60 runes of a path.
+func TestRTLabelPathsAreNotQuadratic(t *testing.T) {
+	key := strings.Repeat("k", 32<<10)
+	elems := strings.TrimSuffix(strings.Repeat(`"",`, 16<<10), ",") // 16,384 empty strings
+	d, err := NewDefinition(Tools, []byte(`{"name":"t","inputSchema":{"type":"object"},"`+key+`":[`+elems+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Canonical) > maxLabelledBytes {
+		t.Fatalf("%d bytes: over the budget", len(d.Canonical))
+	}
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > peak.Load() {
+				peak.Store(ms.HeapAlloc)
+			}
+		}
+	}()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	ch := Compare(nil, New(map[Kind][]Definition{Tools: {d}}, nil))
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	close(stop)
+	<-done
+	if len(ch) != 1 {
+		t.Fatalf("%d changes", len(ch))
+	}
+	alloc := (after.TotalAlloc - before.TotalAlloc) >> 20
+	t.Logf("a new tool of %d KiB: Compare %v, %d MiB allocated, heap peak %d MiB", len(d.Canonical)>>10, took, alloc, peak.Load()>>20)
+	if alloc > 256 || took > 2*time.Second {
+		t.Errorf("labels of one %d KiB definition: %v and %d MiB allocated (peak heap %d MiB)", len(d.Canonical)>>10, took, alloc, peak.Load()>>20)
+	}
+}
