@@ -103,7 +103,10 @@ type ErrorData struct {
 	Server  ServerRef   `json:"server"`
 	Review  string      `json:"review,omitempty"`
 	Changes []ChangeRef `json:"changes,omitempty"`
-	Tool    string      `json:"tool,omitempty"`
+	// MoreChanges counts the changes past the first 100 that Changes
+	// leaves out.
+	MoreChanges int    `json:"more_changes,omitempty"`
+	Tool        string `json:"tool,omitempty"`
 }
 
 // A closure is why a session stopped forwarding: every later client request
@@ -115,16 +118,21 @@ type closure struct {
 	data    []byte // JSON of ErrorData
 }
 
-func changeRefs(changes []contract.Change) []ChangeRef {
-	const maxRefs = 100 // why: an error is read by a model; a long list helps no one
-	refs := make([]ChangeRef, 0, min(len(changes), maxRefs))
+// maxRefs bounds the changes an error names: an error is read by a
+// model, and a long list helps no one. Those with telling labels come
+// first (contract.RiskFirst); MoreChanges counts the rest.
+const maxRefs = 100
+
+func changeRefs(changes []contract.Change) (refs []ChangeRef, more int) {
+	changes = contract.RiskFirst(changes)
+	refs = make([]ChangeRef, 0, min(len(changes), maxRefs))
 	for i, ch := range changes {
 		if i == maxRefs {
-			break
+			return refs, len(changes) - maxRefs
 		}
 		refs = append(refs, ChangeRef{Kind: string(ch.Kind), Name: contract.SafeName(ch.Name), Labels: ch.Codes()})
 	}
-	return refs
+	return refs, 0
 }
 
 func (s *Session) errorData(reason string) ErrorData {

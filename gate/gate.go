@@ -666,7 +666,7 @@ func (s *Session) closeHeld(err error) {
 func (s *Session) block(res pin.Result) {
 	d := s.errorData(ReasonDrift)
 	d.Review = "mcpseal review " + s.cfg.Identity.ID
-	d.Changes = changeRefs(res.Changes)
+	d.Changes, d.MoreChanges = changeRefs(res.Changes)
 	what := "the contract"
 	for _, ch := range res.Changes {
 		if ch.Kind == contract.ProtocolKind {

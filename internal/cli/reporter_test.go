@@ -35,7 +35,8 @@ func TestRTDriftReportIsBounded(t *testing.T) {
 	if n := strings.Count(out, "\nchanged tool "); n != maxDriftShown {
 		t.Fatalf("%d changes shown, want %d:\n%s", n, maxDriftShown, out)
 	}
-	if !strings.Contains(out, "... and 10 more changes, not shown here: mcpseal review "+r.id.ID+" shows them all") {
+	if !strings.Contains(out, "10 more changes, not shown in full (mcpseal review "+r.id.ID+" shows them all):") ||
+		strings.Count(out, "\n    changed tool t0") != 10 {
 		t.Fatalf("no pointer to the rest:\n%s", out)
 	}
 }

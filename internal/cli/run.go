@@ -422,6 +422,9 @@ func countDefs(c *contract.Contract) string {
 // contract would otherwise fill the client's log before the block.
 const maxDriftShown = 50
 
+// maxDriftListed bounds the one-line entries for the changes after those.
+const maxDriftListed = 200
+
 func (r *reporter) drift(d gate.DriftReport) {
 	w := r.w
 	if d.Result.AwaitingApproval {
@@ -434,15 +437,25 @@ func (r *reporter) drift(d gate.DriftReport) {
 		fmt.Fprintf(w, "  seen:   in a listing inside a verified session\n")
 	}
 	fmt.Fprintln(w)
-	changes := d.Result.Changes
-	if len(changes) > maxDriftShown {
-		changes = changes[:maxDriftShown]
+	// The changes with telling labels come first, so that what a person
+	// must see is among those shown in full; the rest get a line each.
+	changes := contract.RiskFirst(d.Result.Changes)
+	shown, rest := changes, []contract.Change(nil)
+	if len(shown) > maxDriftShown {
+		shown, rest = changes[:maxDriftShown], changes[maxDriftShown:]
 	}
-	if err := contract.RenderDiff(w, d.Result.Pinned, d.Observed, changes); err != nil {
+	if err := contract.RenderDiff(w, d.Result.Pinned, d.Observed, shown); err != nil {
 		fmt.Fprintf(w, "mcpseal: error: cannot render the diff: %v\n", err)
 	}
-	if n := len(d.Result.Changes) - len(changes); n > 0 {
-		fmt.Fprintf(w, "\n  ... and %d more changes, not shown here: mcpseal review %s shows them all\n", n, r.id.ID)
+	if len(rest) > 0 {
+		fmt.Fprintf(w, "\n  %d more changes, not shown in full (mcpseal review %s shows them all):\n", len(rest), r.id.ID)
+		for i, ch := range rest {
+			if i == maxDriftListed {
+				fmt.Fprintf(w, "    ... and %d more\n", len(rest)-i)
+				break
+			}
+			fmt.Fprintf(w, "    %s %s %s: %s\n", ch.Op, ch.Kind.Singular(), contract.SafeName(ch.Name), strings.Join(ch.Codes(), ", "))
+		}
 	}
 	fmt.Fprintln(w)
 	if d.Forwarded {
