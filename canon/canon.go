@@ -106,6 +106,13 @@ func Transform(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cap(out) > len(out)+len(out)/4+64 {
+		// Sized for the input, the output may be far shorter (whitespace,
+		// escapes): a copy keeps only its bytes, since a contract holds
+		// its canonical forms for the whole session (red team: 80 MiB of
+		// padded definitions held for 40 small tools).
+		out = bytes.Clone(out)
+	}
 	return out, nil
 }
 

@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"crypto/sha256"
+
 	"github.com/mcpseal/mcpseal/contract"
 )
 
@@ -23,8 +25,13 @@ func newSequences() *sequences {
 	return &sequences{byCursor: make(map[string]*sequence)}
 }
 
+// seqKey names a listing's next page. The cursor is the server's and of
+// any length: its digest stands for it, so that the 64 sequences kept hold
+// 64 short keys, not 64 cursors of a frame each (red team: 512 MiB held for
+// the session's life).
 func seqKey(profile string, k contract.Kind, cursor string) string {
-	return profile + "\x00" + string(k) + "\x00" + cursor
+	sum := sha256.Sum256([]byte(cursor))
+	return profile + "\x00" + string(k) + "\x00" + string(sum[:])
 }
 
 // track records one page and returns the definitions of base missing from

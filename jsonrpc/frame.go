@@ -144,6 +144,12 @@ func (r *Reader) readLong(first []byte) ([]byte, error) {
 				r.err = err
 				return nil, err
 			}
+			if cap(buf)-len(buf) > len(buf)/8 {
+				// Grown by doubling, the buffer may be twice the frame;
+				// the frame is held by what counts its length (held and
+				// queued messages), so it keeps only its own bytes.
+				buf = bytes.Clone(buf)
+			}
 			return buf, err
 		}
 	}
