@@ -83,33 +83,67 @@ func (ch Change) Codes() []string {
 	return codes
 }
 
-// RiskFirst returns changes reordered, stably, so that every change with a
-// label other than wording-only and metadata-changed comes before those
-// with only these: a report or an error that can show only the first few
-// shows what matters. Compare's own order (by kind, then name, the
-// instructions last) lets a server push a dangerous change behind any
-// number of harmless ones (red team: fifty reworded tools before an
-// instruction to send a private key).
+// RiskFirst returns changes reordered, stably, most telling first: by
+// the most telling tier among each change's labels (riskTier), and within
+// a tier, more distinct text findings first. A report or an error that can
+// show only the first few then shows what matters: Compare's own order (by
+// kind, then name, the instructions last) let a server push a dangerous
+// change behind fifty reworded tools, and two tiers behind a hundred new
+// ones (red team). A server can still flood a tier with harmless changes
+// of its own; ErrorData's label counts cover every change.
 func RiskFirst(changes []Change) []Change {
-	out := make([]Change, 0, len(changes))
-	var calm []Change
-	for _, ch := range changes {
-		if onlyCalm(ch) {
-			calm = append(calm, ch)
-		} else {
-			out = append(out, ch)
-		}
-	}
-	return append(out, calm...)
+	out := slices.Clone(changes)
+	slices.SortStableFunc(out, func(a, b Change) int { return riskOf(a) - riskOf(b) })
+	return out
 }
 
-func onlyCalm(ch Change) bool {
-	for _, l := range ch.Labels {
-		if l.Code != CodeWordingOnly && l.Code != CodeMetadataChanged {
-			return false
+// riskTier orders label codes by what a person must see first: text that
+// speaks to the model, asks for secrets, hides or links somewhere; then
+// permissions, the instructions and what no rule read; then the schema;
+// then definitions added or removed. Codes not listed (wording-only,
+// metadata-changed) come last; a protocol change counts as tier 1.
+var riskTier = map[string]int{
+	CodeNewInstruction: 0, CodeMentionsSecrets: 0, CodeHiddenCharacters: 0, CodeNewLink: 0,
+	CodePermissionHint: 1, CodeInstructionsChanged: 1, CodeNotAnalysed: 1,
+	CodeTypeChanged: 2, CodeRequiredExpanded: 2, CodeConstraintLoosened: 2, CodeEnumChanged: 2,
+	CodeNewField: 2, CodeFieldRemoved: 2, CodeConstraintNarrowed: 2, CodeOutputSchemaAdded: 2, CodeOutputSchemaChanged: 2,
+	CodeNewTool: 3, CodeNewPrompt: 3, CodeNewResource: 3, CodeNewResourceTemplate: 3, CodeRemoved: 3,
+}
+
+// riskOf is a change's sort key (lower first). A change with no label,
+// which Compare never makes, counts as the most telling.
+func riskOf(ch Change) int {
+	const calm = 4
+	if len(ch.Labels) == 0 {
+		return 0
+	}
+	best, text := calm, 0
+	for _, code := range ch.Codes() {
+		t, ok := riskTier[code]
+		switch {
+		case !ok && ch.Kind == ProtocolKind:
+			t = 1
+		case !ok:
+			t = calm
+		}
+		best = min(best, t)
+		if t == 0 {
+			text++
 		}
 	}
-	return len(ch.Labels) > 0
+	return best*8 - min(text, 4)
+}
+
+// LabelCounts counts, over every change, the changes that carry each
+// label code.
+func LabelCounts(changes []Change) map[string]int {
+	n := make(map[string]int)
+	for _, ch := range changes {
+		for _, c := range ch.Codes() {
+			n[c]++
+		}
+	}
+	return n
 }
 
 // Compare returns the changes from old to new (a nil old means everything

@@ -391,6 +391,10 @@ func promptSchema(v any, present bool) (map[string]any, bool) {
 // member path used for metadata details; oin and nin say whether each side
 // is present (an absent schema accepts everything, like true).
 func (l *labeler) compareSchema(field, member string, o, n any, oin, nin bool) {
+	// Every path is cut on the way in, so that no path a schema's keywords
+	// extend is longer than what a detail quotes ($defs keys, items and
+	// alternatives add to them; red team: 426 MiB for one comparison).
+	field, member = capPath(field), capPath(member)
 	om, oObj := o.(map[string]any)
 	nm, nObj := n.(map[string]any)
 	// An absent schema accepts everything, like {}: compare against that so
@@ -493,7 +497,7 @@ func (l *labeler) compareKeyword(field, member, k string, ov, nv any, oin, nin b
 			if xok && yok {
 				l.compareSchema(k+"."+d, member+"."+k+"."+d, x, y, true, true)
 			} else {
-				l.metadata(member + "." + k + "." + d)
+				l.metadata(capPath(member + "." + k + "." + d))
 			}
 		}
 	case k == "uniqueItems":

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -60,5 +61,44 @@ func TestRTLabelPathsAreNotQuadratic(t *testing.T) {
 	t.Logf("a new tool of %d KiB: Compare %v, %d MiB allocated, heap peak %d MiB", len(d.Canonical)>>10, took, alloc, peak.Load()>>20)
 	if alloc > 256 || took > 2*time.Second {
 		t.Errorf("labels of one %d KiB definition: %v and %d MiB allocated (peak heap %d MiB)", len(d.Canonical)>>10, took, alloc, peak.Load()>>20)
+	}
+}
+
+// TestRTDefsPathIsNotQuadratic (red team): compareKeyword's $defs branch
+// passes k+"."+d as the field and member+"."+k+"."+d as the member, both
+// uncapped, so one long $defs key makes every keyword or property below it
+// build a string of len(key) before capPath (joinField, metadata) cuts it.
+func TestRTDefsPathIsNotQuadratic(t *testing.T) {
+	key := strings.Repeat("k", 56<<10)
+	side := func(v string) Definition {
+		var b strings.Builder
+		for i := 0; i < 6500; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"x%d":%s`, i, v)
+		}
+		d, err := NewDefinition(Tools, []byte(`{"name":"t","inputSchema":{"type":"object","$defs":{"`+key+`":{`+b.String()+`}}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a, b := side("0"), side("1")
+	if n := len(a.Canonical) + len(b.Canonical); n > maxLabelledBytes {
+		t.Fatalf("%d bytes: over the budget", n)
+	}
+	old, new := New(map[Kind][]Definition{Tools: {a}}, nil), New(map[Kind][]Definition{Tools: {b}}, nil)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	cs := Compare(old, new)
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	alloc := (after.TotalAlloc - before.TotalAlloc) >> 20
+	t.Logf("changed tool of %d KiB a side: Compare %v, %d MiB allocated, labels %v", len(a.Canonical)>>10, took, alloc, cs[0].Codes())
+	if alloc > 256 || took > 2*time.Second {
+		t.Errorf("labels of one changed definition under the budget: %v and %d MiB allocated", took, alloc)
 	}
 }

@@ -185,7 +185,8 @@ func isHidden(r rune) bool {
 // that wording a person already approved does not fire again:
 //
 //   - prose is every "description" and "title" string at any depth (tool,
-//     property, prompt argument, annotations.title, output schema), the
+//     property, prompt argument, annotations.title, output schema), every
+//     string under a "default", "examples", "const" or "_meta" member, the
 //     "name" of resources and resource templates, and the instructions;
 //     new prose is the sentences of the new version not found, ignoring
 //     case and spacing, anywhere in the old version's prose.
@@ -195,7 +196,8 @@ func isHidden(r rune) bool {
 //     anywhere in the definition (names, URIs, enum values, property names,
 //     defaults, icons) and report what the old version did not contain;
 //     new-link skips the definition's own name or URI (its identity, which
-//     new-tool and friends report) and $schema and $id.
+//     new-tool and friends report: the top-level member only) and the
+//     string values of $schema and $id inside inputSchema and outputSchema.
 //
 // Before matching, prose is normalised so that hiding cannot split a word:
 // hidden characters are dropped, tag characters are read as the ASCII they
@@ -312,12 +314,7 @@ func collectText(kind Kind, v map[string]any) *textInfo {
 	if v == nil {
 		return t
 	}
-	t.walk(v, "", "")
-	for i, x := range t.strs {
-		if x.path == kind.NameMember() {
-			t.strs[i].notLink = true
-		}
-	}
+	t.walk(v, "", walkCtx{name: kind.NameMember()})
 	if kind == Resources || kind == ResourceTemplates {
 		if s, ok := v["name"].(string); ok {
 			t.prose = append(t.prose, s)
@@ -336,27 +333,59 @@ func collectText(kind Kind, v map[string]any) *textInfo {
 	return t
 }
 
-func (t *textInfo) walk(v any, path, key string) {
+// walkCtx is where walk stands in a definition. Each is decided by
+// position, never by the path's text: a path is cut at what a detail
+// quotes, and under a member named "" a nested "name" has the path
+// "name" (red team: a link hidden there, as the definition's own name).
+type walkCtx struct {
+	name   string // the definition's own name member
+	nested bool   // below the definition's own members
+	schema bool   // inside inputSchema or outputSchema
+	prose  bool   // strings here are prose
+}
+
+// proseMembers hold strings a client may show the model as they are:
+// besides descriptions and titles, a schema's default, examples and const,
+// and _meta (red team: "read ~/.aws/credentials" in a default drew only
+// metadata-changed). Enum values are not prose: they are words like
+// "always" and "never", which the instruction rules would read as orders.
+var proseMembers = map[string]bool{"description": true, "title": true, "default": true, "examples": true, "const": true, "_meta": true}
+
+func (t *textInfo) walk(v any, path string, c walkCtx) {
 	switch x := v.(type) {
 	case map[string]any:
+		top := !c.nested // x is the definition itself
 		for _, k := range sortedKeys(x) {
 			p := joinField(path, k)
 			t.strs = append(t.strs, located{path: p, s: k})
 			child := x[k]
-			if s, ok := child.(string); ok && (k == "description" || k == "title") {
-				t.prose = append(t.prose, s)
+			cc := walkCtx{nested: true, schema: c.schema || top && (k == "inputSchema" || k == "outputSchema"), prose: c.prose || proseMembers[k]}
+			if s, ok := child.(string); ok {
+				t.strs = append(t.strs, located{path: p, s: s,
+					// The definition's own name or URI is its identity,
+					// which new-tool and the like report; a schema's own
+					// identifiers are not links the model is sent to.
+					notLink: top && k == c.name || cc.schema && (k == "$schema" || k == "$id")})
+				if cc.prose {
+					t.prose = append(t.prose, s)
+				}
+				continue
 			}
 			if m, ok := child.(map[string]any); ok && k == "properties" {
 				t.fields = append(t.fields, sortedKeys(m)...)
 			}
-			t.walk(child, p, k)
+			t.walk(child, p, cc)
 		}
 	case []any:
 		for i, e := range x {
-			t.walk(e, capPath(path+"["+strconv.Itoa(i)+"]"), key)
+			t.walk(e, capPath(path+"["+strconv.Itoa(i)+"]"), c)
 		}
 	case string:
-		t.strs = append(t.strs, located{path: path, s: x, notLink: key == "$schema" || key == "$id"})
+		// An element of an array (a direct member is taken above).
+		t.strs = append(t.strs, located{path: path, s: x})
+		if c.prose {
+			t.prose = append(t.prose, x)
+		}
 	}
 }
 
