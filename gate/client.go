@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 
@@ -463,7 +464,10 @@ func (s *Session) refuse(id []byte, reason, message string) {
 }
 
 func (s *Session) forwardRequest(m jsonrpc.Message, frame []byte, p *pendingRequest) {
-	p.id = m.ID
+	// A copy: a slice of the frame would keep the whole request alive
+	// while it awaits its answer, counted by nothing but MaxPending (red
+	// team: 64 unanswered 1 MiB requests kept 63 MiB).
+	p.id = bytes.Clone(m.ID)
 	s.track(p)
 	if p.kind != "" {
 		if result, ok := s.takePage(p, m.Params); ok {

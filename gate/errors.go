@@ -104,9 +104,11 @@ type ErrorData struct {
 	Review  string      `json:"review,omitempty"`
 	Changes []ChangeRef `json:"changes,omitempty"`
 	// MoreChanges counts the changes past the first 100 that Changes
-	// leaves out.
-	MoreChanges int    `json:"more_changes,omitempty"`
-	Tool        string `json:"tool,omitempty"`
+	// leaves out, and LabelCounts the changes carrying each label code,
+	// over all of them.
+	MoreChanges int            `json:"more_changes,omitempty"`
+	LabelCounts map[string]int `json:"label_counts,omitempty"`
+	Tool        string         `json:"tool,omitempty"`
 }
 
 // A closure is why a session stopped forwarding: every later client request

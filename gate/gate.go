@@ -667,6 +667,9 @@ func (s *Session) block(res pin.Result) {
 	d := s.errorData(ReasonDrift)
 	d.Review = "mcpseal review " + s.cfg.Identity.ID
 	d.Changes, d.MoreChanges = changeRefs(res.Changes)
+	if d.MoreChanges > 0 {
+		d.LabelCounts = contract.LabelCounts(res.Changes)
+	}
 	what := "the contract"
 	for _, ch := range res.Changes {
 		if ch.Kind == contract.ProtocolKind {

@@ -137,3 +137,33 @@ func TestRTHeldFramesCountLenNotCap(t *testing.T) {
 	runtime.KeepAlive(r)
 	runtime.KeepAlive(rd)
 }
+
+// TestRTPendingIDPinsTheFrame (red team): a forwarded request's
+// pendingRequest.id is Peek's m.ID, a slice of the client's frame, so
+// every request in flight keeps its whole frame alive after it was
+// written to the server — no byte bound counts it (MaxPending counts
+// requests, up to 4096 of 16 MiB frames). A server that never answers
+// makes the session keep every large call the client sent.
+func TestRTPendingIDPinsTheFrame(t *testing.T) {
+	const calls = 64
+	r := newRawServer(t, gate.Limits{}, func(m jsonrpc.Message) string {
+		switch m.Method {
+		case "initialize":
+			return legacyInitResult
+		case "tools/list":
+			return `{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`
+		}
+		return "" // calls are never answered
+	})
+	r.client(initLegacy)
+	r.client(initialized)
+	big := strings.Repeat("x", 1<<20)
+	before := liveHeap()
+	for i := range calls {
+		r.client(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":"p","arguments":{"content":"%s"}}}`, 100+i, big))
+	}
+	if grew := liveHeap() - before; grew > 8<<20 {
+		t.Errorf("%d unanswered calls of 1 MiB keep %d MiB (their ids are a few bytes each)", calls, grew>>20)
+	}
+	runtime.KeepAlive(r)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -448,7 +449,15 @@ func (r *reporter) drift(d gate.DriftReport) {
 		fmt.Fprintf(w, "mcpseal: error: cannot render the diff: %v\n", err)
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(w, "\n  %d more changes, not shown in full (mcpseal review %s shows them all):\n", len(rest), r.id.ID)
+		counts := contract.LabelCounts(changes)
+		var tally []string
+		for _, c := range append(slices.Clone(contract.LabelCodes), contract.ProtocolCodes...) {
+			if counts[c] > 0 {
+				tally = append(tally, fmt.Sprintf("%s %d", c, counts[c]))
+			}
+		}
+		fmt.Fprintf(w, "\n  labels over all %d changes: %s\n", len(changes), strings.Join(tally, ", "))
+		fmt.Fprintf(w, "  %d more changes, not shown in full (mcpseal review %s shows them all):\n", len(rest), r.id.ID)
 		for i, ch := range rest {
 			if i == maxDriftListed {
 				fmt.Fprintf(w, "    ... and %d more\n", len(rest)-i)
