@@ -131,7 +131,11 @@ func riskOf(ch Change) int {
 			text++
 		}
 	}
-	return best*8 - min(text, 4)
+	added := 0
+	if ch.Op == OpAdded {
+		added = 5 // a server can add any number; it cannot change more than was approved
+	}
+	return best*10 + added - min(text, 4)
 }
 
 // LabelCounts counts, over every change, the changes that carry each

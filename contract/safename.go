@@ -342,7 +342,23 @@ type walkCtx struct {
 	nested bool   // below the definition's own members
 	schema bool   // inside inputSchema or outputSchema
 	prose  bool   // strings here are prose
+	names  bool   // the keys here are property or definition names
 }
+
+// enumHas reports whether enum is an array holding the string s.
+func enumHas(enum any, s string) bool {
+	vs, _ := enum.([]any)
+	for _, v := range vs {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// nameMaps are the schema keywords whose members are named by the server
+// (a property called "default" is a property, not a default).
+var nameMaps = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
 
 // proseMembers hold strings a client may show the model as they are:
 // besides descriptions and titles, a schema's default, examples and const,
@@ -358,15 +374,23 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 		for _, k := range sortedKeys(x) {
 			p := joinField(path, k)
 			t.strs = append(t.strs, located{path: p, s: k})
+			if c.prose {
+				t.prose = append(t.prose, k)
+			}
 			child := x[k]
-			cc := walkCtx{nested: true, schema: c.schema || top && (k == "inputSchema" || k == "outputSchema"), prose: c.prose || proseMembers[k]}
+			cc := walkCtx{nested: true, prose: c.prose || !c.names && proseMembers[k]}
+			cc.schema = !cc.prose && (c.schema || top && (k == "inputSchema" || k == "outputSchema"))
+			cc.names = cc.schema && !c.names && nameMaps[k]
 			if s, ok := child.(string); ok {
 				t.strs = append(t.strs, located{path: p, s: s,
 					// The definition's own name or URI is its identity,
 					// which new-tool and the like report; a schema's own
 					// identifiers are not links the model is sent to.
 					notLink: top && k == c.name || cc.schema && (k == "$schema" || k == "$id")})
-				if cc.prose {
+				// A default or const that is one of its schema's own enum
+				// values is a choice the person already approved ("always",
+				// "never"), not wording: the enum's values are not prose.
+				if (cc.prose || k == "description" || k == "title") && !(c.schema && (k == "default" || k == "const") && enumHas(x["enum"], s)) {
 					t.prose = append(t.prose, s)
 				}
 				continue
