@@ -468,11 +468,28 @@ func lineDiff(a, b []string) []diffOp {
 	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
 	n, m := len(ma), len(mb)
 	if n > 0 && m > 0 && (n+1)*(m+1) <= maxLCSCells {
+		// Lines are compared as numbers, one per distinct line: comparing
+		// the strings in the table's n·m cells read long equal lines to
+		// their end every time (red team: 0.3 s for one change).
+		ids := make(map[string]int32, n+m)
+		number := func(ls []string) []int32 {
+			out := make([]int32, len(ls))
+			for i, l := range ls {
+				v, ok := ids[l]
+				if !ok {
+					v = int32(len(ids))
+					ids[l] = v
+				}
+				out[i] = v
+			}
+			return out
+		}
+		ia, ib := number(ma), number(mb)
 		// lcs[i*(m+1)+j] is the length of the LCS of ma[i:] and mb[j:].
 		lcs := make([]int32, (n+1)*(m+1))
 		for i := n - 1; i >= 0; i-- {
 			for j := m - 1; j >= 0; j-- {
-				if ma[i] == mb[j] {
+				if ia[i] == ib[j] {
 					lcs[i*(m+1)+j] = lcs[(i+1)*(m+1)+j+1] + 1
 				} else {
 					lcs[i*(m+1)+j] = max(lcs[(i+1)*(m+1)+j], lcs[i*(m+1)+j+1])
@@ -482,7 +499,7 @@ func lineDiff(a, b []string) []diffOp {
 		i, j := 0, 0
 		for i < n && j < m {
 			switch {
-			case ma[i] == mb[j]:
+			case ia[i] == ib[j]:
 				ops = append(ops, diffOp{' ', ma[i]})
 				i++
 				j++

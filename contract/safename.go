@@ -99,6 +99,9 @@ func visibleLine(s string) string {
 func visible(s string, oneLine bool) string {
 	clean := true
 	for _, r := range s {
+		if ' ' <= r && r <= '~' {
+			continue // printable ASCII is never invisible (TestPrintableASCIIIsVisible)
+		}
 		if r == utf8.RuneError || isInvisible(r) || (oneLine && (r == '\n' || r == '\t')) {
 			clean = false
 			break

@@ -51,3 +51,14 @@ func trimLinkRecount(s string) string {
 	}
 	return s
 }
+
+// TestPrintableASCIIIsVisible holds visible's fast path: no printable
+// ASCII character is one isInvisible escapes.
+func TestPrintableASCIIIsVisible(t *testing.T) {
+	t.Parallel()
+	for r := ' '; r <= '~'; r++ {
+		if isInvisible(r) {
+			t.Errorf("%q is invisible", r)
+		}
+	}
+}
