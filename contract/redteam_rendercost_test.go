@@ -36,7 +36,7 @@ func renderOneChange(t *testing.T, name, oldRaw, newRaw string) {
 	runtime.ReadMemStats(&after)
 	alloc := (after.TotalAlloc - before.TotalAlloc) >> 20
 	t.Logf("%s: %d/%d KiB, prettySize %d KiB: %v, %d MiB allocated, %d bytes written", name, len(a.Canonical)>>10, len(b.Canonical)>>10, prettySize(b.Canonical)>>10, took, alloc, out.Len())
-	if took > 250*time.Millisecond || alloc > 64 {
+	if took > 250*time.Millisecond*raceSlowdown || alloc > 64*raceAllocs {
 		t.Errorf("%s: RenderDiff of one change under maxRenderBytes: %v and %d MiB (x50 before the block)", name, took, alloc)
 	}
 }
