@@ -346,7 +346,16 @@ type walkCtx struct {
 	schema bool   // inside inputSchema or outputSchema
 	prose  bool   // strings here are prose
 	names  bool   // the keys here are property or definition names
+	// enum: the values of a schema's enum. One-word values are choices
+	// ("always", "never"), which the instruction rules would read as
+	// orders; a value of several words is a sentence the model reads, and
+	// prose (red team: a payload sentence as a new enum value and its
+	// default).
+	enum bool
 }
+
+// wordy reports whether s holds more than one word.
+func wordy(s string) bool { return strings.IndexFunc(strings.TrimSpace(s), unicode.IsSpace) >= 0 }
 
 // enumHas reports whether enum is an array holding the string s.
 func enumHas(enum any, s string) bool {
@@ -384,16 +393,17 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 			cc := walkCtx{nested: true, prose: c.prose || !c.names && proseMembers[k]}
 			cc.schema = !cc.prose && (c.schema || top && (k == "inputSchema" || k == "outputSchema"))
 			cc.names = cc.schema && !c.names && nameMaps[k]
+			cc.enum = c.schema && !c.names && k == "enum"
 			if s, ok := child.(string); ok {
 				t.strs = append(t.strs, located{path: p, s: s,
 					// The definition's own name or URI is its identity,
 					// which new-tool and the like report; a schema's own
 					// identifiers are not links the model is sent to.
 					notLink: top && k == c.name || cc.schema && (k == "$schema" || k == "$id")})
-				// A default or const that is one of its schema's own enum
-				// values is a choice the person already approved ("always",
-				// "never"), not wording: the enum's values are not prose.
-				if (cc.prose || k == "description" || k == "title") && !(c.schema && (k == "default" || k == "const") && enumHas(x["enum"], s)) {
+				// A default or const that is one of its schema's own
+				// one-word enum values ("always", "never") is a choice, not
+				// wording, as those values are (see walkCtx.enum).
+				if (cc.prose || k == "description" || k == "title") && !(c.schema && (k == "default" || k == "const") && !wordy(s) && enumHas(x["enum"], s)) {
 					t.prose = append(t.prose, s)
 				}
 				continue
@@ -410,7 +420,7 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 	case string:
 		// An element of an array (a direct member is taken above).
 		t.strs = append(t.strs, located{path: path, s: x})
-		if c.prose {
+		if c.prose || c.enum && wordy(x) {
 			t.prose = append(t.prose, x)
 		}
 	}
