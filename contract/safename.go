@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -300,6 +301,10 @@ type textInfo struct {
 	prose  []string  // see the comment above instructionRules
 	fields []string  // names of properties at any depth and of prompt arguments
 	strs   []located // every string value and object key
+	// choices are one-word enum values, and defaults and consts equal to
+	// one: the secret rules read them ("~/.ssh/id_rsa" as the default),
+	// the instruction rules do not ("always").
+	choices []string
 }
 
 // located is one string of a definition and the member path it sits at.
@@ -390,7 +395,10 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 				t.prose = append(t.prose, k)
 			}
 			child := x[k]
-			cc := walkCtx{nested: true, prose: c.prose || !c.names && proseMembers[k]}
+			// Among names, a member is a name only when it holds a schema:
+			// "default": "…" under properties is still a default (red team).
+			_, isMap := child.(map[string]any)
+			cc := walkCtx{nested: true, prose: c.prose || proseMembers[k] && !(c.names && isMap)}
 			cc.schema = !cc.prose && (c.schema || top && (k == "inputSchema" || k == "outputSchema"))
 			cc.names = cc.schema && !c.names && nameMaps[k]
 			cc.enum = c.schema && !c.names && k == "enum"
@@ -403,7 +411,10 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 				// A default or const that is one of its schema's own
 				// one-word enum values ("always", "never") is a choice, not
 				// wording, as those values are (see walkCtx.enum).
-				if (cc.prose || k == "description" || k == "title") && !(c.schema && (k == "default" || k == "const") && !wordy(s) && enumHas(x["enum"], s)) {
+				switch {
+				case c.schema && !c.names && (k == "default" || k == "const") && !wordy(s) && enumHas(x["enum"], s):
+					t.choices = append(t.choices, s)
+				case cc.prose || k == "description" || k == "title":
 					t.prose = append(t.prose, s)
 				}
 				continue
@@ -414,14 +425,18 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 			t.walk(child, p, cc)
 		}
 	case []any:
+		c.names = false // an array is no name map, whatever member holds it
 		for i, e := range x {
 			t.walk(e, capPath(path+"["+strconv.Itoa(i)+"]"), c)
 		}
 	case string:
 		// An element of an array (a direct member is taken above).
 		t.strs = append(t.strs, located{path: path, s: x})
-		if c.prose || c.enum && wordy(x) {
+		switch {
+		case c.prose || c.enum && wordy(x):
 			t.prose = append(t.prose, x)
+		case c.enum:
+			t.choices = append(t.choices, x)
 		}
 	}
 }
@@ -441,7 +456,7 @@ func (l *labeler) textRules(old, new *textInfo) {
 	if m := matchRules(instructionRules(), added); len(m) > 0 {
 		l.add(CodeNewInstruction, "New instruction to the model: %s", listSome(m))
 	}
-	secretText := added
+	secretText := append(slices.Clone(added), addedSentences(old.choices, new.choices)...)
 	oldFields := make(map[string]bool, len(old.fields))
 	for _, f := range old.fields {
 		oldFields[f] = true
