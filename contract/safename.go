@@ -241,24 +241,35 @@ var instructionRules = sync.OnceValue(func() *regexp.Regexp {
 // secretRules match secrets, private files and the conversation itself
 // (what an exfiltrating description asks for).
 var secretRules = sync.OnceValue(func() *regexp.Regexp {
-	return compileRules([]string{
-		// Dotfiles in the home folder, SSH material, dotfiles that hold tokens.
-		`(?:~|\$home|%userprofile%)/\.[\w.-]+(?:/[\w.-]+)*`,
-		`\B\.(?:ssh|aws|azure|kube|docker|gnupg|npmrc|pypirc|netrc|pgpass|git-credentials|bash_history|zsh_history|env)\b`,
-		`\bid_(?:rsa|dsa|ecdsa|ed25519)\b`,
-		`\b(?:authorized_keys|known_hosts|kubeconfig|keychain|keyring)\b`,
-		`/etc/(?:shadow|gshadow|passwd|sudoers|master\.passwd)\b`,
-		// Words for secrets.
-		`\b(?:api|access|auth|bearer|session|refresh|secret|personal access)[ _-]?(?:keys?|tokens?)\b`,
-		`\b(?:private|ssh|signing)[ _-]?keys?\b`,
-		`\b(?:seed|recovery|secret) phrases?\b`,
-		`\b(?:credentials?|pass(?:word|wd|phrase)s?|tokens?|secrets?|cookies?|wallets?|mnemonics?)\b`,
-		`\b(?:social security number|ssn|credit card numbers?|credit cards?)\b`,
-		`\b(?:env|environment) var(?:iable)?s?\b|\bprocess\.env\b|\bos\.environ\b`,
-		// The conversation and the user's own notes.
-		`\b(?:conversation(?:s| history)?|chat (?:history|logs?|transcripts?)|(?:previous|prior|earlier|all|other) messages|notes|system prompt|(?:browser|shell) history)\b`,
-	})
+	return compileRules(append(slices.Clone(secretPathPatterns), secretWordPatterns...))
 })
+
+// secretPathRules are the secret rules for one-word choices (enum values
+// and the defaults equal to one): only the paths and files. The words
+// are ordinary choices there — an auth enum gaining "token", a Kubernetes
+// kind "secret" — and would rank at the top of every such drift.
+var secretPathRules = sync.OnceValue(func() *regexp.Regexp { return compileRules(secretPathPatterns) })
+
+var secretPathPatterns = []string{
+	// Dotfiles in the home folder, SSH material, dotfiles that hold tokens.
+	`(?:~|\$home|%userprofile%)/\.[\w.-]+(?:/[\w.-]+)*`,
+	`\B\.(?:ssh|aws|azure|kube|docker|gnupg|npmrc|pypirc|netrc|pgpass|git-credentials|bash_history|zsh_history|env)\b`,
+	`\bid_(?:rsa|dsa|ecdsa|ed25519)\b`,
+	`\b(?:authorized_keys|known_hosts|kubeconfig|keychain|keyring)\b`,
+	`/etc/(?:shadow|gshadow|passwd|sudoers|master\.passwd)\b`,
+}
+
+var secretWordPatterns = []string{
+	// Words for secrets.
+	`\b(?:api|access|auth|bearer|session|refresh|secret|personal access)[ _-]?(?:keys?|tokens?)\b`,
+	`\b(?:private|ssh|signing)[ _-]?keys?\b`,
+	`\b(?:seed|recovery|secret) phrases?\b`,
+	`\b(?:credentials?|pass(?:word|wd|phrase)s?|tokens?|secrets?|cookies?|wallets?|mnemonics?)\b`,
+	`\b(?:social security number|ssn|credit card numbers?|credit cards?)\b`,
+	`\b(?:env|environment) var(?:iable)?s?\b|\bprocess\.env\b|\bos\.environ\b`,
+	// The conversation and the user's own notes.
+	`\b(?:conversation(?:s| history)?|chat (?:history|logs?|transcripts?)|(?:previous|prior|earlier|all|other) messages|notes|system prompt|(?:browser|shell) history)\b`,
+}
 
 // compileRules joins a rule table into one case-insensitive alternation;
 // earlier entries win where two match at the same place.
@@ -419,7 +430,9 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 				}
 				continue
 			}
-			if m, ok := child.(map[string]any); ok && k == "properties" {
+			if m, ok := child.(map[string]any); ok && cc.names {
+				// Property names, and $defs keys and the like: the model
+				// reads them with the schema.
 				t.fields = append(t.fields, sortedKeys(m)...)
 			}
 			t.walk(child, p, cc)
@@ -427,7 +440,13 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 	case []any:
 		c.names = false // an array is no name map, whatever member holds it
 		for i, e := range x {
-			t.walk(e, capPath(path+"["+strconv.Itoa(i)+"]"), c)
+			ec := c
+			if _, ok := e.(string); !ok && c.enum {
+				// An object or array as an enum value is a value the model
+				// reads as written, not a schema.
+				ec.prose, ec.schema, ec.enum = true, false, false
+			}
+			t.walk(e, capPath(path+"["+strconv.Itoa(i)+"]"), ec)
 		}
 	case string:
 		// An element of an array (a direct member is taken above).
@@ -453,20 +472,37 @@ func instructionsText(p *string) *textInfo {
 // textRules adds the labels of the text rules for new text.
 func (l *labeler) textRules(old, new *textInfo) {
 	added := addedSentences(old.prose, new.prose)
-	if m := matchRules(instructionRules(), added); len(m) > 0 {
-		l.add(CodeNewInstruction, "New instruction to the model: %s", listSome(m))
-	}
-	secretText := append(slices.Clone(added), addedSentences(old.choices, new.choices)...)
+	choices := addedSentences(old.choices, new.choices)
 	oldFields := make(map[string]bool, len(old.fields))
 	for _, f := range old.fields {
 		oldFields[f] = true
 	}
+	var newFields []string
 	for _, f := range new.fields {
 		if !oldFields[f] {
-			secretText = append(secretText, fieldWords(f))
+			newFields = append(newFields, fieldWords(f))
 		}
 	}
-	if m := matchRules(secretRules(), secretText); len(m) > 0 {
+	// A choice or a name of four words or more, split at _ - . and case
+	// ("ignore_all_previous_instructions"), is a sentence in one word: the
+	// model reads it as one, and so do the instruction rules (red team).
+	var sentences []string
+	for _, w := range append(slices.Clone(newFields), choices...) {
+		if w = fieldWords(w); len(strings.Fields(w)) >= 4 {
+			sentences = append(sentences, w)
+		}
+	}
+	if m := matchRules(instructionRules(), append(slices.Clone(added), sentences...)); len(m) > 0 {
+		l.add(CodeNewInstruction, "New instruction to the model: %s", listSome(m))
+	}
+	secretText := append(append(slices.Clone(added), newFields...), sentences...)
+	m := matchRules(secretRules(), secretText)
+	for _, c := range matchRules(secretPathRules(), choices) {
+		if !slices.Contains(m, c) {
+			m = append(m, c)
+		}
+	}
+	if len(m) > 0 {
 		l.add(CodeMentionsSecrets, "Mentions secrets or private files: %s", listSome(m))
 	}
 	if links := newLinks(old.strs, new.strs); len(links) > 0 {
