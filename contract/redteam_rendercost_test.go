@@ -60,3 +60,16 @@ func TestRTRenderCost(t *testing.T) {
 	d28z := strings.Repeat("\x7f", 26)
 	renderOneChange(t, "2040 DEL lines tail-differing", deepLines(200, 2040, `"`+d28z+`a"`), deepLines(200, 2040, `"`+d28z+`b"`))
 }
+
+// TestRTRenderDiffOfDeepDefinition (red team): a definition of 62 KiB,
+// under maxRenderBytes, nested 500 deep, pretty-printed to ~32,000 lines
+// of ~1,000 spaces of indentation each, all escape-checked on both sides
+// to print 400: 1.4 s and 593 MiB a change, fifty before the block.
+func TestRTRenderDiffOfDeepDefinition(t *testing.T) {
+	deep := func(v string) string {
+		const depth = 500
+		return `{"name":"t","x":` + strings.Repeat("[", depth) +
+			strings.TrimSuffix(strings.Repeat(v+",", 31<<10), ",") + strings.Repeat("]", depth) + `}`
+	}
+	renderOneChange(t, "500 deep", deep("0"), deep("1"))
+}
