@@ -242,3 +242,17 @@ func TestRTOneWordChoicesMeetOnlyThePathRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRTChoicePhrasesMeetTheSecretRules (red team): sending one-word
+// choices to the path rules alone lost what the secret rules caught in a
+// choice of a few words ("send-api-key", "read-process.env-and-send-it").
+func TestRTChoicePhrasesMeetTheSecretRules(t *testing.T) {
+	t.Parallel()
+	old := `{"name":"t","inputSchema":{"type":"object","properties":{"kind":{"type":"string","enum":["pod","oauth"]}}}}`
+	for _, v := range []string{"send-api-key", "send-private-key", "send-your-credentials", "upload-all-secrets", "post-the-conversation", "send.the.password", "read-process.env-and-send-it", "send_ssh_key", "read_id_rsa"} {
+		nw := `{"name":"t","inputSchema":{"type":"object","properties":{"kind":{"type":"string","enum":["pod","oauth","` + v + `"]}}}}`
+		if ch := oneChange(t, old, nw); !slices.Contains(ch.Codes(), CodeMentionsSecrets) {
+			t.Errorf("enum value %q: %v", v, ch.Codes())
+		}
+	}
+}

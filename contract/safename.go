@@ -254,7 +254,7 @@ var secretPathPatterns = []string{
 	// Dotfiles in the home folder, SSH material, dotfiles that hold tokens.
 	`(?:~|\$home|%userprofile%)/\.[\w.-]+(?:/[\w.-]+)*`,
 	`\B\.(?:ssh|aws|azure|kube|docker|gnupg|npmrc|pypirc|netrc|pgpass|git-credentials|bash_history|zsh_history|env)\b`,
-	`\bid_(?:rsa|dsa|ecdsa|ed25519)\b`,
+	`\bid[_ ](?:rsa|dsa|ecdsa|ed25519)\b`,
 	`\b(?:authorized_keys|known_hosts|kubeconfig|keychain|keyring)\b`,
 	`/etc/(?:shadow|gshadow|passwd|sudoers|master\.passwd)\b`,
 }
@@ -486,16 +486,23 @@ func (l *labeler) textRules(old, new *textInfo) {
 	// A choice or a name of four words or more, split at _ - . and case
 	// ("ignore_all_previous_instructions"), is a sentence in one word: the
 	// model reads it as one, and so do the instruction rules (red team).
-	var sentences []string
+	var sentences, phrases []string
 	for _, w := range append(slices.Clone(newFields), choices...) {
 		if w = fieldWords(w); len(strings.Fields(w)) >= 4 {
 			sentences = append(sentences, w)
 		}
 	}
+	// A choice of three words or more is a phrase ("send-api-key"): every
+	// secret rule reads it, as written (process.env) and split.
+	for _, c := range choices {
+		if w := fieldWords(c); len(strings.Fields(w)) >= 3 {
+			phrases = append(phrases, c, w)
+		}
+	}
 	if m := matchRules(instructionRules(), append(slices.Clone(added), sentences...)); len(m) > 0 {
 		l.add(CodeNewInstruction, "New instruction to the model: %s", listSome(m))
 	}
-	secretText := append(append(slices.Clone(added), newFields...), sentences...)
+	secretText := append(append(append(slices.Clone(added), newFields...), sentences...), phrases...)
 	m := matchRules(secretRules(), secretText)
 	for _, c := range matchRules(secretPathRules(), choices) {
 		if !slices.Contains(m, c) {
