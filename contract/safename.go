@@ -384,6 +384,26 @@ func enumHas(enum any, s string) bool {
 	return false
 }
 
+// schemaKeywords are the JSON Schema keywords (draft 2020-12, with the
+// older draft's definitions and OpenAPI's nullable) whose values are
+// structure, not text; every other member of a schema is read as prose.
+var schemaKeywords = map[string]bool{
+	"type": true, "properties": true, "required": true, "items": true, "prefixItems": true,
+	"additionalProperties": true, "patternProperties": true, "propertyNames": true,
+	"dependentSchemas": true, "dependentRequired": true, "dependencies": true, "enum": true,
+	"format": true, "pattern": true, "minimum": true, "maximum": true, "exclusiveMinimum": true,
+	"exclusiveMaximum": true, "multipleOf": true, "minLength": true, "maxLength": true,
+	"minItems": true, "maxItems": true, "uniqueItems": true, "minProperties": true,
+	"maxProperties": true, "contains": true, "minContains": true, "maxContains": true,
+	"allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true,
+	"$ref": true, "$defs": true, "definitions": true, "$schema": true, "$id": true, "$anchor": true,
+	"$dynamicRef": true, "$dynamicAnchor": true, "$vocabulary": true, "contentEncoding": true,
+	"contentMediaType": true, "contentSchema": true, "deprecated": true, "readOnly": true,
+	"writeOnly": true, "unevaluatedItems": true, "unevaluatedProperties": true, "nullable": true,
+	// Prose members, read as prose by their own rule.
+	"description": true, "title": true, "default": true, "examples": true, "const": true, "_meta": true,
+}
+
 // nameMaps are the schema keywords whose members are named by the server
 // (a property called "default" is a property, not a default).
 var nameMaps = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
@@ -409,7 +429,12 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 			// Among names, a member is a name only when it holds a schema:
 			// "default": "…" under properties is still a default (red team).
 			_, isMap := child.(map[string]any)
-			cc := walkCtx{nested: true, prose: c.prose || proseMembers[k] && !(c.names && isMap)}
+			// Inside a schema, a member that is no JSON Schema keyword
+			// ("x-note", "$comment" is one but text) holds text the schema
+			// carries to the model: prose too (red team: a payload there was
+			// read by no text rule).
+			unknown := c.schema && !c.names && !schemaKeywords[k]
+			cc := walkCtx{nested: true, prose: c.prose || (proseMembers[k] || unknown) && !(c.names && isMap)}
 			cc.schema = !cc.prose && (c.schema || top && (k == "inputSchema" || k == "outputSchema"))
 			cc.names = cc.schema && !c.names && nameMaps[k]
 			cc.enum = c.schema && !c.names && k == "enum"
