@@ -279,3 +279,31 @@ func TestRTTextUnderUnknownSchemaKeywordsIsRead(t *testing.T) {
 		t.Errorf("a pattern read as an instruction: %v", ch.Codes())
 	}
 }
+
+// TestRTKeywordsAndVendorLabelsAreNotOrders (red team): reading every
+// unknown schema member as prose made OpenAPI's structure (discriminator,
+// xml), older drafts' keywords (additionalItems, dependencies) and vendor
+// lists of one-word labels (x-enum-varnames: Always, Never) fire
+// new-instruction or mentions-secrets. Keywords are structure; a one-word
+// string under a vendor member is a choice.
+func TestRTKeywordsAndVendorLabelsAreNotOrders(t *testing.T) {
+	t.Parallel()
+	old := `{"name":"t","inputSchema":{"type":"object","properties":{"p":{"type":"string"}}}}`
+	for _, add := range []string{
+		`"additionalItems":{"type":"string","enum":["always","never"]}`,
+		`"discriminator":{"propertyName":"kind","mapping":{"always":"#/$defs/a","never":"#/$defs/b"}}`,
+		`"xml":{"name":"token"}`,
+		`"x-enum-varnames":["Always","Never"]`,
+		`"x-enum-varnames":["ApiKey","Password","Token"]`,
+		`"example":"always"`,
+	} {
+		nw := `{"name":"t","inputSchema":{"type":"object","properties":{"p":{"type":"string",` + add + `}}}}`
+		if ch := oneChange(t, old, nw); slices.Contains(ch.Codes(), CodeNewInstruction) || slices.Contains(ch.Codes(), CodeMentionsSecrets) {
+			t.Errorf("%s: %v", add, ch.Codes())
+		}
+	}
+	nw := `{"name":"t","inputSchema":{"type":"object","properties":{"p":{"type":"string"}},"dependencies":{"always_confirm":{"required":["password"]}}}}`
+	if ch := oneChange(t, old, nw); slices.Contains(ch.Codes(), CodeMentionsSecrets) {
+		t.Errorf("dependencies: %v", ch.Codes())
+	}
+}

@@ -367,7 +367,8 @@ type walkCtx struct {
 	// orders; a value of several words is a sentence the model reads, and
 	// prose (red team: a payload sentence as a new enum value and its
 	// default).
-	enum bool
+	enum   bool
+	vendor bool // under a member no keyword names: one-word strings are choices
 }
 
 // wordy reports whether s holds more than one word.
@@ -400,13 +401,20 @@ var schemaKeywords = map[string]bool{
 	"$dynamicRef": true, "$dynamicAnchor": true, "$vocabulary": true, "contentEncoding": true,
 	"contentMediaType": true, "contentSchema": true, "deprecated": true, "readOnly": true,
 	"writeOnly": true, "unevaluatedItems": true, "unevaluatedProperties": true, "nullable": true,
+	"additionalItems": true, "$recursiveRef": true, "$recursiveAnchor": true, "id": true,
+	"discriminator": true, "xml": true, "externalDocs": true,
 	// Prose members, read as prose by their own rule.
 	"description": true, "title": true, "default": true, "examples": true, "const": true, "_meta": true,
 }
 
+// opaqueKeywords hold neither a schema nor prose (OpenAPI's discriminator
+// mapping, xml names, a draft's vocabulary URIs, dependentRequired's
+// lists of property names): their members are no schema.
+var opaqueKeywords = map[string]bool{"discriminator": true, "xml": true, "$vocabulary": true, "dependentRequired": true}
+
 // nameMaps are the schema keywords whose members are named by the server
 // (a property called "default" is a property, not a default).
-var nameMaps = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
+var nameMaps = map[string]bool{"dependencies": true, "properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true}
 
 // proseMembers hold strings a client may show the model as they are:
 // besides descriptions and titles, a schema's default, examples and const,
@@ -435,7 +443,8 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 			// read by no text rule).
 			unknown := c.schema && !c.names && !schemaKeywords[k]
 			cc := walkCtx{nested: true, prose: c.prose || (proseMembers[k] || unknown) && !(c.names && isMap)}
-			cc.schema = !cc.prose && (c.schema || top && (k == "inputSchema" || k == "outputSchema"))
+			cc.schema = !cc.prose && !(c.schema && !c.names && opaqueKeywords[k]) && (c.schema || top && (k == "inputSchema" || k == "outputSchema"))
+			cc.vendor = cc.prose && (c.vendor || unknown && !proseMembers[k])
 			cc.names = cc.schema && !c.names && nameMaps[k]
 			cc.enum = c.schema && !c.names && k == "enum"
 			if s, ok := child.(string); ok {
@@ -449,6 +458,8 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 				// wording, as those values are (see walkCtx.enum).
 				switch {
 				case c.schema && !c.names && (k == "default" || k == "const") && !wordy(s) && enumHas(x["enum"], s):
+					t.choices = append(t.choices, s)
+				case cc.vendor && !wordy(s):
 					t.choices = append(t.choices, s)
 				case cc.prose || k == "description" || k == "title":
 					t.prose = append(t.prose, s)
@@ -477,6 +488,8 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 		// An element of an array (a direct member is taken above).
 		t.strs = append(t.strs, located{path: path, s: x})
 		switch {
+		case c.vendor && !wordy(x):
+			t.choices = append(t.choices, x)
 		case c.prose || c.enum && wordy(x):
 			t.prose = append(t.prose, x)
 		case c.enum:
