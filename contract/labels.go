@@ -202,6 +202,11 @@ func (b *labelBudget) take(n int) bool {
 	return true
 }
 
+// notAnalysed labels a change past the budget.
+func (l *labeler) notAnalysed() {
+	l.add(CodeNotAnalysed, "Not analysed (over the %d KiB the rules read in one comparison): review it by hand", maxLabelledBytes>>10)
+}
+
 // labelDefinitionWithin is labelDefinition within b: past it a changed or
 // added definition is labelled without reading its text.
 func labelDefinitionWithin(b *labelBudget, kind Kind, op Op, oldRaw, newRaw []byte) []Label {
@@ -212,7 +217,7 @@ func labelDefinitionWithin(b *labelBudget, kind Kind, op Op, oldRaw, newRaw []by
 	if op == OpAdded {
 		l.add(newCode(kind), "New %s", kind.Singular())
 	}
-	l.add(CodeNotAnalysed, "Not analysed (over the %d KiB the rules read in one comparison): review it by hand", maxLabelledBytes>>10)
+	l.notAnalysed()
 	return l.finish()
 }
 
@@ -258,7 +263,7 @@ func labelInstructions(b *labelBudget, op Op, oldText, newText *string) []Label 
 		}
 	}
 	if !b.take(n) {
-		l.add(CodeNotAnalysed, "Not analysed (over the %d KiB the rules read in one comparison): review it by hand", maxLabelledBytes>>10)
+		l.notAnalysed()
 		return l.finish()
 	}
 	l.textRules(instructionsText(oldText), instructionsText(newText))

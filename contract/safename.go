@@ -190,12 +190,19 @@ func isHidden(r rune) bool {
 //
 //   - prose is every "description" and "title" string at any depth (tool,
 //     property, prompt argument, annotations.title, output schema), every
-//     string under a "default", "examples", "const" or "_meta" member, the
-//     "name" of resources and resource templates, and the instructions;
-//     new prose is the sentences of the new version not found, ignoring
-//     case and spacing, anywhere in the old version's prose.
-//   - new-instruction reads new prose; mentions-secrets reads new prose and
-//     the names of new fields.
+//     string and key under a "default", "examples", "const" or "_meta"
+//     member or under a schema member that is no keyword (proseMembers,
+//     schemaKeywords), every enum value of several words, the "name" of
+//     resources and resource templates, and the instructions; new prose is
+//     the sentences of the new version not found, ignoring case and
+//     spacing, anywhere in the old version's prose.
+//   - choices are one-word strings where a schema offers values: enum
+//     values, a default or const equal to one, a vendor member's words.
+//   - new-instruction reads new prose, and new choices and field names
+//     (property names, $defs keys) of four words or more once split at
+//     _ - . and case; mentions-secrets reads all of those, new field names,
+//     new choices of three words or more, and the path and file rules read
+//     every new choice.
 //   - new-link and hidden-characters read every string and every object key
 //     anywhere in the definition (names, URIs, enum values, property names,
 //     defaults, icons) and report what the old version did not contain;
@@ -312,9 +319,10 @@ type textInfo struct {
 	prose  []string  // see the comment above instructionRules
 	fields []string  // names of properties at any depth and of prompt arguments
 	strs   []located // every string value and object key
-	// choices are one-word enum values, and defaults and consts equal to
-	// one: the secret rules read them ("~/.ssh/id_rsa" as the default),
-	// the instruction rules do not ("always").
+	// choices are one-word strings where a schema offers values (see the
+	// comment above instructionRules): the path and file rules read them
+	// ("~/.ssh/id_rsa" as the default), the other rules only when they
+	// split into a phrase ("send-api-key"), not "always" or "token".
 	choices []string
 }
 
@@ -385,9 +393,10 @@ func enumHas(enum any, s string) bool {
 	return false
 }
 
-// schemaKeywords are the JSON Schema keywords (draft 2020-12, with the
-// older draft's definitions and OpenAPI's nullable) whose values are
-// structure, not text; every other member of a schema is read as prose.
+// schemaKeywords are the JSON Schema keywords (draft 2020-12 and the
+// older drafts', with OpenAPI's) whose values are structure, not text;
+// every other member of a schema but the proseMembers is read as prose,
+// its one-word strings as choices (a vendor's enum labels).
 var schemaKeywords = map[string]bool{
 	"type": true, "properties": true, "required": true, "items": true, "prefixItems": true,
 	"additionalProperties": true, "patternProperties": true, "propertyNames": true,
@@ -403,8 +412,6 @@ var schemaKeywords = map[string]bool{
 	"writeOnly": true, "unevaluatedItems": true, "unevaluatedProperties": true, "nullable": true,
 	"additionalItems": true, "$recursiveRef": true, "$recursiveAnchor": true, "id": true,
 	"discriminator": true, "xml": true, "externalDocs": true,
-	// Prose members, read as prose by their own rule.
-	"description": true, "title": true, "default": true, "examples": true, "const": true, "_meta": true,
 }
 
 // opaqueKeywords hold neither a schema nor prose (OpenAPI's discriminator
@@ -419,8 +426,8 @@ var nameMaps = map[string]bool{"dependencies": true, "properties": true, "patter
 // proseMembers hold strings a client may show the model as they are:
 // besides descriptions and titles, a schema's default, examples and const,
 // and _meta (red team: "read ~/.aws/credentials" in a default drew only
-// metadata-changed). Enum values are not prose: they are words like
-// "always" and "never", which the instruction rules would read as orders.
+// metadata-changed). An enum is not among them: its one-word values are
+// choices (walkCtx.enum).
 var proseMembers = map[string]bool{"description": true, "title": true, "default": true, "examples": true, "const": true, "_meta": true}
 
 func (t *textInfo) walk(v any, path string, c walkCtx) {
@@ -441,10 +448,10 @@ func (t *textInfo) walk(v any, path string, c walkCtx) {
 			// ("x-note", "$comment" is one but text) holds text the schema
 			// carries to the model: prose too (red team: a payload there was
 			// read by no text rule).
-			unknown := c.schema && !c.names && !schemaKeywords[k]
+			unknown := c.schema && !c.names && !schemaKeywords[k] && !proseMembers[k]
 			cc := walkCtx{nested: true, prose: c.prose || (proseMembers[k] || unknown) && !(c.names && isMap)}
 			cc.schema = !cc.prose && !(c.schema && !c.names && opaqueKeywords[k]) && (c.schema || top && (k == "inputSchema" || k == "outputSchema"))
-			cc.vendor = cc.prose && (c.vendor || unknown && !proseMembers[k])
+			cc.vendor = cc.prose && (c.vendor || unknown)
 			cc.names = cc.schema && !c.names && nameMaps[k]
 			cc.enum = c.schema && !c.names && k == "enum"
 			if s, ok := child.(string); ok {
